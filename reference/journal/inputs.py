@@ -98,7 +98,16 @@ def _caller_scope(caller_scope: Any) -> tuple[str, str]:
     _require(type(kind) is str and kind in CALLER_SCOPE_KINDS)
     _require(type(value) is str and 1 <= len(value) <= MAX_CALLER_VALUE_LENGTH)
     _require(not any(unicodedata.category(char) == "Cc" for char in value))
+    _require(_is_utf8_encodable(value))  # the key hash frames UTF-8 bytes: lone surrogates have none
     return kind, value
+
+
+def _is_utf8_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def prepare_command(
