@@ -83,12 +83,9 @@ def _plain_json(value: Any, depth: int, budget: list[int]) -> Any:
 def canonical_payload(payload: Any) -> str:
     _require(type(payload) is dict)
     plain = _plain_json(payload, 0, [MAX_PAYLOAD_BYTES])
-    try:
-        text = identity.canonical_json(plain)
-        size = len(text.encode("utf-8"))
-    except (ValueError, UnicodeEncodeError):  # lone surrogates cannot be UTF-8
-        raise _invalid() from None
-    _require(size <= MAX_PAYLOAD_BYTES)
+    text = identity.canonical_json(plain)  # cannot fail: plain holds only JSON-safe values, and no floats
+    _require(_is_utf8_encodable(text))  # lone surrogates have no UTF-8 form
+    _require(len(text.encode("utf-8")) <= MAX_PAYLOAD_BYTES)
     return text
 
 

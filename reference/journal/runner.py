@@ -3,8 +3,8 @@
 Why not the client's own `transactional` retry: it retries an aborted commit at once. The emulator breaks
 read-then-upgrade lock conflicts only by a fixed ~2 s lock timeout, so immediate retries meet the same
 conflict again, and at 8- to 24-way contention every caller but one exhausts its attempts (see
-docs/journal-decisions.md). Waiting U(0, min(16 s, 1 s * 2^k)) before attempt k+1 spreads the contenders
-out past the lock timeout.
+docs/journal-decisions.md). Waiting U(0, min(16 s, 1 s * 2^(k-1))) after the k-th aborted attempt spreads
+the contenders out past the lock timeout.
 
 Outcome classes:
 - `Aborted`, from a read or from the commit, is definite: that attempt applied nothing. Retry.
@@ -23,7 +23,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import grpc
 from google.api_core import exceptions as api_exceptions
+from google.auth import exceptions as auth_exceptions
 from google.cloud import firestore
 
 from .errors import CommandJournalError
@@ -47,9 +49,13 @@ def _is_abort(error: BaseException) -> bool:
     )
 
 
+# Firestore, auth and transport failures: the operation's fate is unknown to us, never a reason to guess.
+_TRANSPORT_FAILURES = (api_exceptions.GoogleAPIError, auth_exceptions.GoogleAuthError, grpc.RpcError, ConnectionError)
+
+
 def _is_firestore_failure(error: BaseException) -> bool:
-    return isinstance(error, api_exceptions.GoogleAPIError) or (
-        isinstance(error, ValueError) and isinstance(error.__cause__, api_exceptions.GoogleAPIError)
+    return isinstance(error, _TRANSPORT_FAILURES) or (
+        isinstance(error, ValueError) and isinstance(error.__cause__, _TRANSPORT_FAILURES)
     )
 
 
