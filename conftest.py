@@ -1,0 +1,3 @@
+"""Root conftest: registers the Firestore emulator fixtures (see fencecheck/pytest_plugin.py)."""
+
+pytest_plugins = ["fencecheck.pytest_plugin"]

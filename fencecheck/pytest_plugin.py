@@ -1,0 +1,252 @@
+"""pytest fixtures for the Firestore emulator: ``emulator``, ``project_id``, ``firestore_db``.
+
+When an emulator is started, and who owns it:
+
+* ``FIRESTORE_EMULATOR_HOST`` already set: nothing is started; every process connects to it
+  (a dead address fails the tests that need it) and nobody stops it.
+* pytest-xdist active (``-n N`` with N > 0, or ``--tx``): the controller process starts ONE emulator
+  in ``pytest_configure``, unless ``-m`` rules out every test marked ``emulator`` (e.g.
+  ``-m "not emulator"``) or this is ``--collect-only``. It exports ``FIRESTORE_EMULATOR_HOST`` before
+  the workers are spawned, so they inherit it and connect; the controller stops it in
+  ``pytest_unconfigure``. (The controller collects nothing, so the ``-m`` expression is the only
+  signal it has.) If the start fails, the error is passed to the workers and every test that needs
+  the emulator fails with it; other tests run normally.
+* otherwise: the session fixture starts it the first time a test asks for it and stops it at
+  session end, so runs without emulator tests never start a JVM.
+
+Tests that use these fixtures get the ``emulator`` marker automatically, so ``-m "not emulator"``
+deselects them. Missing Java or emulator is an error, never a skip.
+
+The process that owns the emulator writes ``artifacts/emulator/session-<worker>.json`` (host, log
+path, lock-timeout count, versions) at the end, as evidence for reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from fencecheck import errors
+from fencecheck.emulator import (
+    EmulatorHandle,
+    close_client,
+    connect_existing,
+    new_run_token,
+    project_id_for,
+    set_parent_death_signal,
+    start_emulator,
+)
+from fencecheck.emulator_discovery import ENV_HOST
+
+if TYPE_CHECKING:
+    from google.cloud import firestore
+
+ENV_LOG = "FENCECHECK_EMULATOR_LOG"  # lets workers count lock timeouts in the controller's log
+ENV_ERROR = "FENCECHECK_EMULATOR_ERROR"  # "ClassName: message" of a failed controller start
+ENV_RUN_TOKEN = "FENCECHECK_RUN_TOKEN"  # shared by all workers of one run
+MARKER = "emulator"
+
+_owned_key = pytest.StashKey[tuple[EmulatorHandle | None, dict[str, str | None]]]()
+_project_counter = itertools.count(1)
+_local_run_token = new_run_token()
+
+
+def _worker_id(config: pytest.Config) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return str(workerinput["workerid"])
+    return "controller" if _is_xdist_controller(config) else "main"
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    # Same test xdist itself uses to decide whether to distribute.
+    return (
+        not hasattr(config, "workerinput")
+        and config.pluginmanager.hasplugin("xdist")
+        and config.getoption("dist", "no") != "no"
+        and bool(config.getoption("tx", None))
+    )
+
+
+def _markexpr_may_select_emulator(markexpr: str) -> bool:
+    """Could some test carrying the ``emulator`` marker pass ``-m markexpr``?"""
+    if not markexpr:
+        return True
+    try:  # pytest's -m parser is private API; if it moves, err on the side of starting
+        from _pytest.mark.expression import Expression
+
+        expression = Expression.compile(markexpr)
+        others = sorted(expression.idents() - {MARKER})
+        if len(others) > 12:
+            return True
+        for bits in itertools.product((False, True), repeat=len(others)):
+            present = {MARKER, *(name for name, bit in zip(others, bits, strict=True) if bit)}
+            if expression.evaluate(present.__contains__):
+                return True
+    except Exception:
+        return True
+    return False
+
+
+def _artifacts_dir(config: pytest.Config) -> Path:
+    return config.rootpath / "artifacts" / "emulator"
+
+
+def _start(config: pytest.Config, *, mid_line: bool) -> EmulatorHandle:
+    capture = config.pluginmanager.getplugin("capturemanager")
+    # Show the one-line progress message even though pytest captures output.
+    quiet_ctx = capture.global_and_fixture_disabled() if capture else contextlib.nullcontext()
+    with quiet_ctx:
+        if mid_line:
+            print(file=sys.stderr)  # the terminal is in the middle of a line of test progress
+        return start_emulator(log_dir=_artifacts_dir(config))
+
+
+def _export(values: dict[str, str]) -> dict[str, str | None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    return saved
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _shared_env(handle: EmulatorHandle) -> dict[str, str]:
+    return {ENV_HOST: handle.host, ENV_LOG: str(handle.log_path), ENV_RUN_TOKEN: _run_token()}
+
+
+def _run_token() -> str:
+    return os.environ.get(ENV_RUN_TOKEN) or _local_run_token
+
+
+def _write_evidence(config: pytest.Config, handle: EmulatorHandle) -> None:
+    evidence = {
+        "worker": _worker_id(config),
+        "host": handle.host,
+        "started_by_us": handle.started_by_us,
+        "source": handle.command.source if handle.command else None,
+        "emulator_version": handle.emulator_version(),
+        "java_version": handle.java_version(),
+        "ready_seconds": round(handle.ready_seconds, 3) if handle.ready_seconds else None,
+        "log_path": str(handle.log_path),
+        "lock_timeout_count": handle.lock_timeout_count(),
+    }
+    path = _artifacts_dir(config) / f"session-{evidence['worker']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(evidence, indent=2) + "\n")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Declared in pyproject.toml too; this keeps the plugin usable from other roots.
+    if not any(line.split(":")[0].strip() == MARKER for line in config.getini("markers")):
+        config.addinivalue_line("markers", f"{MARKER}: needs the Firestore emulator")
+    if hasattr(config, "workerinput"):
+        # An xdist worker outlives a controller killed by SIGTERM/SIGKILL until its current test
+        # ends; SIGTERM on the controller's death makes it stop its own emulators at once.
+        set_parent_death_signal(signal.SIGTERM)
+        return
+    if not _is_xdist_controller(config) or os.environ.get(ENV_HOST):
+        return
+    if config.getoption("collectonly", False) or not _markexpr_may_select_emulator(
+        config.getoption("markexpr", "") or ""
+    ):
+        return
+    try:
+        handle = _start(config, mid_line=False)
+    except (errors.FencecheckError, OSError) as exc:
+        # Do not abort the run: tests without the emulator should still run and report.
+        config.stash[_owned_key] = (None, _export({ENV_ERROR: f"{type(exc).__name__}: {exc}"}))
+        return
+    config.stash[_owned_key] = (handle, _export(_shared_env(handle)))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    handle, saved = config.stash.get(_owned_key, (None, {}))
+    try:
+        if handle is not None:
+            _write_evidence(config, handle)
+    finally:
+        if handle is not None:
+            handle.stop()
+        _restore(saved)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselection sees the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "emulator" in getattr(item, "fixturenames", ()) and item.get_closest_marker(MARKER) is None:
+            item.add_marker(MARKER)
+
+
+def _raise_forwarded_error(text: str) -> None:
+    name, _, message = text.partition(": ")
+    error_class = getattr(errors, name, None)
+    if not (isinstance(error_class, type) and issubclass(error_class, errors.FencecheckError)):
+        error_class, message = errors.EmulatorStartError, text
+    raise error_class(f"(emulator start in the xdist controller failed) {message}")
+
+
+def _session_emulator(config: pytest.Config) -> EmulatorHandle:
+    forwarded_error = os.environ.get(ENV_ERROR)
+    if forwarded_error:
+        _raise_forwarded_error(forwarded_error)
+    if os.environ.get(ENV_HOST):
+        log = os.environ.get(ENV_LOG)
+        return connect_existing(os.environ[ENV_HOST], log_path=Path(log) if log else None)
+    return _start(config, mid_line=True)
+
+
+@pytest.fixture(scope="session")
+def emulator(request: pytest.FixtureRequest) -> Iterator[EmulatorHandle]:
+    """The session's emulator: shared, found via FIRESTORE_EMULATOR_HOST, or started here."""
+    try:
+        handle = _session_emulator(request.config)
+    except errors.FencecheckError as exc:
+        failure = f"{type(exc).__name__}: {exc}"
+    else:
+        failure = None
+    if failure is not None:
+        # A plain message: the traceback would only show plugin internals (and os.environ).
+        pytest.fail(failure, pytrace=False)
+    if not handle.started_by_us:
+        yield handle
+        return
+    saved = _export(_shared_env(handle))  # code under test may build its own clients
+    try:
+        yield handle
+    finally:
+        try:
+            _write_evidence(request.config, handle)
+        finally:
+            handle.stop()
+            _restore(saved)
+
+
+@pytest.fixture
+def project_id(emulator: EmulatorHandle, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A project id no other test of this run uses; its data is deleted afterwards."""
+    project = project_id_for(_run_token(), _worker_id(request.config), next(_project_counter))
+    yield project
+    emulator.reset(project)  # isolation comes from the unique id; this only frees memory
+
+
+@pytest.fixture
+def firestore_db(emulator: EmulatorHandle, project_id: str) -> Iterator[firestore.Client]:
+    """A google.cloud.firestore.Client for ``project_id`` on the session's emulator."""
+    client = emulator.client(project_id)
+    yield client
+    close_client(client)
