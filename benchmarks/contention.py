@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import reference  # noqa: E402
-from fencecheck.emulator import emulator_session  # noqa: E402
+from fencecheck.emulator import emulator_from_environment  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -82,14 +82,13 @@ def run_update(db, width: int) -> dict:
     reference.register_commerce_command(db=db, **command, clock=lambda: T0)
     reference.acquire_commerce_command_lease(db=db, **command, lease_id=str(uuid.uuid4()), clock=lambda: T0)
     later = T0 + timedelta(seconds=120)
-    calls = [
-        (
-            lambda log, lease=str(uuid.uuid4()): reference.acquire_commerce_command_lease(
-                db=db, **command, lease_id=lease, clock=lambda: later, attempt_log=log
-            )
+
+    def acquire_as(lease_id: str):
+        return lambda log: reference.acquire_commerce_command_lease(
+            db=db, **command, lease_id=lease_id, clock=lambda: later, attempt_log=log
         )
-        for _ in range(width)
-    ]
+
+    calls = [acquire_as(str(uuid.uuid4())) for _ in range(width)]
     results, logs, wall = _race(calls)
     counts = Counter(results)
     assert counts["lease_acquired"] <= 1, counts
@@ -117,11 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write all runs to this file")
     args = parser.parse_args(argv)
     rows = []
-    with emulator_session() as emulator:
+    with emulator_from_environment() as emulator:
         db = emulator.client(f"demo-bench-{uuid.uuid4().hex[:8]}")
-        for shape, run in (("create", run_create), ("update", run_update)):
+        for run in (run_create, run_update):
             for width in args.widths:
-                for index in range(args.runs):
+                for _ in range(args.runs):
                     row = run(db, width)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
