@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import reference  # noqa: E402
 from fencecheck.emulator import emulator_from_environment  # noqa: E402
+from reference.journal import runner as runner_module  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -104,6 +105,7 @@ def _summary(shape: str, width: int, counts: Counter, logs, wall: float) -> dict
         "outcomes": dict(counts),
         "attempts": sum(log.attempts for log in logs),
         "aborts": sum(log.aborts for log in logs),
+        "looks": sum(log.looks for log in logs),
         "max_attempts": max(log.attempts for log in logs),
         "wall_s": round(wall, 2),
     }
@@ -114,11 +116,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--widths", type=int, nargs="+", default=[2, 8, 24])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write all runs to this file")
+    parser.add_argument("--shapes", nargs="+", default=["create", "update"], choices=["create", "update"])
+    parser.add_argument(
+        "--backoff-base", type=float, help="experiment: override the runner's backoff base (seconds) for this run"
+    )
+    parser.add_argument(
+        "--no-look", action="store_true", help="experiment: skip the lock-free look before each retry"
+    )
     args = parser.parse_args(argv)
+    if args.no_look:
+        runner_module._look = lambda db, look, log: runner_module.NEEDS_WRITE
+    if args.backoff_base is not None:
+        runner_module.BACKOFF_BASE_SECONDS = args.backoff_base
     rows = []
     with emulator_from_environment() as emulator:
         db = emulator.client(f"demo-bench-{uuid.uuid4().hex[:8]}")
-        for run in (run_create, run_update):
+        for run in [{"create": run_create, "update": run_update}[shape] for shape in args.shapes]:
             for width in args.widths:
                 for _ in range(args.runs):
                     row = run(db, width)
@@ -126,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(json.dumps(row), flush=True)
         lock_timeouts = emulator.lock_timeout_count()
     print(f"\n{'shape':7} {'width':>5} {'definite':>12} {'aborts(med)':>11} {'wall med':>8} {'wall max':>8}")
-    for shape in ("create", "update"):
+    for shape in args.shapes:
         for width in args.widths:
             runs = [r for r in rows if r["shape"] == shape and r["width"] == width]
             definite = sum(r["definite"] for r in runs)

@@ -12,7 +12,7 @@ from .errors import CommandJournalError
 from .inputs import PreparedCommand, prepare_command, prepare_commitment, prepare_fence, prepare_lease_owner
 from .outputs import LeaseAcquired, LifecycleObservation, RegistrationResult
 from .records import check_current_audit, parse_lifecycle, parse_registration, unrecognized
-from .runner import AttemptLog, run_transaction
+from .runner import NEEDS_WRITE, AttemptLog, run_transaction
 
 Clock = Callable[[], datetime]
 
@@ -39,7 +39,7 @@ def _read(transaction: Any, db: Any, paths: Iterable[str]) -> dict[str, Mapping[
     return found
 
 
-def _transaction_body(db: Any, request: Request) -> Callable[[Any], Any]:
+def _transaction_body(db: Any, request: Request, *, read_only: bool = False) -> Callable[[Any], Any]:
     command = request.command
     key = command.command_key_hash
 
@@ -67,6 +67,8 @@ def _transaction_body(db: Any, request: Request) -> Callable[[Any], Any]:
             if next_audit is not None:
                 raise unrecognized()  # a preseeded next audit would be overwritten or orphaned
         decision = decide(request, registration, lifecycle)
+        if read_only and decision.writes:
+            return NEEDS_WRITE
         for write in decision.writes:
             reference = db.document(write.path)
             if write.create:
@@ -79,7 +81,12 @@ def _transaction_body(db: Any, request: Request) -> Callable[[Any], Any]:
 
 
 def _run(db: Any, request: Request, attempt_log: AttemptLog | None) -> Any:
-    return run_transaction(db, _transaction_body(db, request), log=attempt_log)
+    return run_transaction(
+        db,
+        _transaction_body(db, request),
+        look=_transaction_body(db, request, read_only=True),
+        log=attempt_log,
+    )
 
 
 def _command(kwargs: dict[str, Any]) -> PreparedCommand:

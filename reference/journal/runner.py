@@ -3,8 +3,12 @@
 Why not the client's own `transactional` retry: it retries an aborted commit at once. The emulator breaks
 read-then-upgrade lock conflicts only by a fixed ~2 s lock timeout, so immediate retries meet the same
 conflict again, and at 8- to 24-way contention every caller but one exhausts its attempts (see
-docs/journal-decisions.md). Waiting U(0, min(16 s, 1 s * 2^(k-1))) after the k-th aborted attempt spreads
-the contenders out past the lock timeout.
+docs/journal-decisions.md). Two measures, both measured at 24-way (benchmarks/contention.py):
+- after the k-th aborted attempt, wait U(0, min(16 s, 2 s * 2^(k-1))). With a 1 s base about one contest
+  in twelve had no winner in its first round and then collided for 35-55 s; a 2 s base spreads the
+  second round far enough apart that its first writer usually commits alone;
+- before each retry, a lock-free look (the same decision in a read-only transaction): once any caller has
+  won, the others answer from the snapshot and stop taking the locks the winner's commit needs.
 
 Outcome classes:
 - `Aborted`, from a read or from the commit, is definite: that attempt applied nothing. Retry.
@@ -31,7 +35,7 @@ from google.cloud import firestore
 from .errors import CommandJournalError
 
 MAX_ATTEMPTS = 10
-BACKOFF_BASE_SECONDS = 1.0
+BACKOFF_BASE_SECONDS = 2.0
 BACKOFF_CAP_SECONDS = 16.0
 
 T = TypeVar("T")
@@ -60,38 +64,73 @@ def _is_firestore_failure(error: BaseException) -> bool:
 
 
 class AttemptLog:
-    """Counts kept for evidence and benchmarks: attempts made and attempts aborted by contention."""
+    """Counts kept for evidence and benchmarks: read-write attempts, aborted ones, and lock-free looks."""
 
-    __slots__ = ("attempts", "aborts")
+    __slots__ = ("attempts", "aborts", "looks")
 
     def __init__(self) -> None:
         self.attempts = 0
         self.aborts = 0
+        self.looks = 0
+
+
+class NeedsWrite:
+    """What a lock-free look answers when only a read-write transaction can decide."""
+
+
+NEEDS_WRITE = NeedsWrite()
+
+
+def _classify(error: Exception) -> str:
+    if _is_abort(error):
+        return "abort"
+    if _is_firestore_failure(error):
+        return "failure"
+    raise error  # neither Firestore nor contention: a bug, and it must be loud
+
+
+def _look(db: Any, look: Callable[[Any], Any], log: AttemptLog) -> Any:
+    """One read-only transaction: a consistent snapshot that takes no locks, so it cannot collide."""
+    log.looks += 1
+    try:
+        return firestore.transactional(look)(db.transaction(read_only=True))
+    except CommandJournalError:
+        raise
+    except Exception as error:
+        _classify(error)
+        return NEEDS_WRITE  # no information: let the read-write attempt decide
 
 
 def run_transaction(
     db: Any,
     callback: Callable[[Any], T],
     *,
+    look: Callable[[Any], Any] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     uniform: Callable[[float, float], float] = random.uniform,
     log: AttemptLog | None = None,
 ) -> T:
+    """Run `callback` in a read-write transaction, at most MAX_ATTEMPTS times.
+
+    After an aborted attempt, and before the next one, `look` (the same decision in a read-only
+    transaction) runs if given: when the snapshot already decides without writing (another caller won,
+    or the answer is a rejection), that answer is returned and no lock is taken. Losers of a contest
+    thereby stop competing for the locks the winner needs.
+    """
     log = log if log is not None else AttemptLog()
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        if attempt > 1 and look is not None:
+            answer = _look(db, look, log)
+            if answer is not NEEDS_WRITE:
+                return answer
         log.attempts += 1
-        failed = False
         try:
             return firestore.transactional(callback)(db.transaction(max_attempts=1))
         except CommandJournalError:
             raise
-        except Exception as error:  # classified below; the original is never chained into our error
-            if not _is_abort(error):
-                if _is_firestore_failure(error):
-                    failed = True
-                else:
-                    raise
-        if failed:
+        except Exception as error:  # classified here; the original is never chained into our error
+            outcome = _classify(error)
+        if outcome == "failure":
             break
         log.aborts += 1
         if attempt < MAX_ATTEMPTS:

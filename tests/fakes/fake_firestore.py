@@ -300,7 +300,7 @@ class FakeFirestore:
         if self.before_commit is not None:
             hook, self.before_commit = self.before_commit, None  # one-shot: it may itself commit
             hook(self)
-        if self.abort_commits > 0:
+        if self.abort_commits > 0 and not transaction._read_only:  # a read-only one holds no locks to lose
             self.abort_commits -= 1
             raise api_exceptions.Aborted("fake commit aborted: contention")
         changed = [
