@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from fencecheck import errors
+from fencecheck import errors, hypothesis_profiles
 from fencecheck.emulator import (
     EmulatorHandle,
     close_client,
@@ -150,7 +150,21 @@ def _write_evidence(config: pytest.Config, handle: EmulatorHandle) -> None:
     path.write_text(json.dumps(evidence, indent=2) + "\n")
 
 
+hypothesis_profiles.register_profiles()  # before Hypothesis's plugin loads --hypothesis-profile
+
+
+@pytest.hookimpl(tryfirst=True)  # before Hypothesis's own pytest_configure loads the option's profile
 def pytest_configure(config: pytest.Config) -> None:
+    option = config.getoption("--hypothesis-profile", None)
+    try:
+        name = hypothesis_profiles.choose(option)
+    except hypothesis_profiles.UnknownProfile as error:
+        raise pytest.UsageError(str(error)) from None
+    hypothesis_profiles.select(name, load=option is None)
+    _configure_emulator(config)
+
+
+def _configure_emulator(config: pytest.Config) -> None:
     # Declared in pyproject.toml too; this keeps the plugin usable from other roots.
     if not any(line.split(":")[0].strip() == MARKER for line in config.getini("markers")):
         config.addinivalue_line("markers", f"{MARKER}: needs the Firestore emulator")

@@ -1,0 +1,183 @@
+"""Direct Firestore access for the lockstep harness: read back stored documents, write exact documents,
+and a client whose transaction commits fail on the server.
+
+- `read_project(db)`: every document of the project (all root collections, recursively, so an orphan
+  lifecycle under a missing root is found too), with update times. The commit-failure sentinel is left out.
+- `read_key(db, key_hash)`: the root, the lifecycle and every audit event of one command key.
+- `write_key(db, key_hash, docs)`: make the stored documents of one key exactly `docs` in one batch
+  (documents whose content is already right are not rewritten; every other path of the key is deleted).
+- `typed(value)`: a comparison form that keeps `True` apart from `1` and timestamps apart from strings.
+- `CommitFailureClient(db)`: a proxy whose transactions are rejected, atomically, at commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
+
+from google.api_core import exceptions as api_exceptions
+from google.cloud.firestore_v1 import _helpers
+from google.cloud.firestore_v1.base_query import FieldFilter
+from google.cloud.firestore_v1.field_path import FieldPath
+from google.cloud.firestore_v1.transaction import Transaction
+
+from reference.journal.identity import lifecycle_path, root_path
+
+SENTINEL_COLLECTION = "fencecheckSentinels"
+SENTINEL_PATH = f"{SENTINEL_COLLECTION}/commit-failure"
+_ZERO = timedelta(0)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class Stored(NamedTuple):
+    """One stored document: its data and its update time as (seconds, nanoseconds)."""
+
+    data: dict[str, Any]
+    update_time: tuple[int, int]
+
+
+def _update_time(snapshot: Any) -> tuple[int, int]:
+    """(seconds, nanoseconds): queries give a protobuf Timestamp, document reads a DatetimeWithNanoseconds."""
+    stamp = snapshot.update_time
+    if hasattr(stamp, "seconds"):
+        return (stamp.seconds, stamp.nanos)
+    delta = stamp - EPOCH
+    return (delta.days * 86_400 + delta.seconds, getattr(stamp, "nanosecond", 0) or delta.microseconds * 1000)
+
+
+def typed(value: Any) -> Any:
+    """A hashable comparison key that tells bool from int and never equates a timestamp with anything else.
+
+    Timestamps compare by UTC instant and nanoseconds; a naive or non-UTC datetime is its own kind.
+    """
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, datetime):
+        if value.utcoffset() != _ZERO:
+            return ("datetime-not-utc", repr(value))
+        # DatetimeWithNanoseconds as decoded by the client reports nanosecond 0 for sub-second microseconds.
+        nanos = getattr(value, "nanosecond", 0) or value.microsecond * 1000
+        return ("timestamp", value.astimezone(UTC).replace(microsecond=0, tzinfo=UTC).isoformat(), nanos)
+    if isinstance(value, Mapping):
+        return ("map", tuple(sorted((str(k), typed(v)) for k, v in value.items())))
+    if isinstance(value, list | tuple):
+        return ("array", tuple(typed(item) for item in value))
+    if value is None or isinstance(value, int | float | str | bytes):
+        return (type(value).__name__, value)
+    return (type(value).__name__, repr(value))
+
+
+def read_project(db: Any) -> dict[str, Stored]:
+    """Every document of the project by path (descendants included), except the commit-failure sentinel."""
+    found: dict[str, Stored] = {}
+    for collection in db.collections():
+        if collection.id == SENTINEL_COLLECTION:
+            continue
+        for snapshot in collection.recursive().stream():
+            found[snapshot.reference.path] = Stored(snapshot.to_dict(), _update_time(snapshot))
+    return found
+
+
+def _audit_prefix(key_hash: str) -> str:
+    return f"commerce_command_{key_hash}_"
+
+
+def read_key(db: Any, key_hash: str) -> dict[str, Stored]:
+    """The root, the lifecycle and every `auditEvents/commerce_command_{h}_*` document of one key."""
+    found: dict[str, Stored] = {}
+    for snapshot in db.get_all([db.document(root_path(key_hash)), db.document(lifecycle_path(key_hash))]):
+        if snapshot.exists:
+            found[snapshot.reference.path] = Stored(snapshot.to_dict(), _update_time(snapshot))
+    audits = db.collection("auditEvents")
+    prefix = _audit_prefix(key_hash)
+    after_prefix = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    query = audits.where(filter=FieldFilter(FieldPath.document_id(), ">=", audits.document(prefix))).where(
+        filter=FieldFilter(FieldPath.document_id(), "<", audits.document(after_prefix))
+    )
+    for snapshot in query.stream():
+        found[snapshot.reference.path] = Stored(snapshot.to_dict(), _update_time(snapshot))
+    return found
+
+
+def write_key(db: Any, key_hash: str, docs: Mapping[str, Mapping[str, Any]]) -> None:
+    """Store exactly `docs` for one key, atomically: changed or new documents are set, others deleted."""
+    current = read_key(db, key_hash)
+    batch = db.batch()
+    changes = 0
+    for path in current.keys() - docs.keys():
+        batch.delete(db.document(path))
+        changes += 1
+    for path, doc in docs.items():
+        if path not in current or typed(current[path].data) != typed(doc):
+            batch.set(db.document(path), dict(doc))
+            changes += 1
+    if changes:
+        batch.commit()
+
+
+# --- server-side commit failure --------------------------------------------------------------------
+
+
+class CommitFailingTransaction(Transaction):
+    """A real `Transaction` whose commit the server rejects as a whole.
+
+    Before the commit RPC, a `create` of the (already existing) sentinel document joins the pending writes,
+    also for a transaction without writes of its own (unless the proxy says read-only commits pass).
+    Firestore applies a transaction's writes atomically, so the emulator answers `AlreadyExists` and
+    applies none of them.
+    """
+
+    def __init__(self, client: Any, proxy: CommitFailureClient, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        self._proxy = proxy
+
+    def _commit(self) -> list:
+        if not self._write_pbs and self._proxy.read_only_commits_pass:
+            return super()._commit()
+        prefix = self._client._database_string + "/documents/"
+        pending = tuple(write.update.name.removeprefix(prefix) for write in self._write_pbs if write.update.name)
+        sentinel = self._client.document(SENTINEL_PATH)._document_path
+        self._write_pbs.extend(_helpers.pbs_for_create(sentinel, {"commitFailure": True}))
+        try:
+            result = super()._commit()
+        except Exception as error:
+            self._proxy.rejected.append((pending, type(error)))
+            raise
+        self._proxy.rejected.append((pending, None))
+        return result
+
+
+class CommitFailureClient:
+    """A thin proxy around a real `Client`: every transaction fails at commit, on the server.
+
+    `rejected` lists, per commit sent, the paths the caller meant to write and the error type (None when
+    the commit unexpectedly succeeded). The model's `commit_fails=True` means every commit fails, read-only
+    ones included (the default); `read_only_commits_pass=True` lets commits without writes through.
+    """
+
+    def __init__(self, client: Any, *, read_only_commits_pass: bool = False) -> None:
+        self._client = client
+        self.read_only_commits_pass = read_only_commits_pass
+        self.rejected: list[tuple[tuple[str, ...], type[BaseException] | None]] = []
+        ensure_sentinel(client)
+
+    def transaction(self, **kwargs: Any) -> Transaction:
+        return CommitFailingTransaction(self._client, self, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def assert_rejected_once(self, expected_paths: Iterable[str]) -> None:
+        """Exactly one commit was sent, carrying `expected_paths` as the caller's writes, and the server
+        rejected it with AlreadyExists."""
+        assert len(self.rejected) == 1, self.rejected
+        pending, error_type = self.rejected[0]
+        assert sorted(pending) == sorted(expected_paths), (pending, expected_paths)
+        assert error_type is not None and issubclass(error_type, api_exceptions.AlreadyExists), error_type
+
+
+def ensure_sentinel(client: Any) -> None:
+    sentinel = client.document(SENTINEL_PATH)
+    if not sentinel.get().exists:
+        sentinel.set({"commitFailure": True})
