@@ -1,0 +1,82 @@
+"""Race suite options and fixtures.
+
+    .venv/bin/python -m pytest race_tests -n 2                      # every scenario once
+    .venv/bin/python -m pytest race_tests -n 2 --race-repeat 10     # every scenario 10 times
+    FENCECHECK_RACE_REPEAT=10 .venv/bin/python -m pytest race_tests -n auto
+
+`--race-repeat N` parametrizes each scenario over a repetition index (ids `r0`..`r{N-1}`), so xdist spreads
+the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Every
+run is saved as `artifacts/races/<scenario>-<repeat>.json`; a failed verdict also saves the history as
+`counterexamples/race-<scenario>-<shortid>.json` (re-check it with `fencecheck.race.recheck(path)`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from race_tests.scenarios import BY_NAME
+
+ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("races", "race suite")
+    group.addoption(
+        "--race-repeat",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"run every race scenario N times (default: ${ENV_REPEAT} or 1)",
+    )
+
+
+def race_repeat(config: pytest.Config) -> int:
+    value = config.getoption("race_repeat", None)
+    if value is None:
+        raw = os.environ.get(ENV_REPEAT, "1")
+        try:
+            value = int(raw)
+        except ValueError:
+            raise pytest.UsageError(f"{ENV_REPEAT}={raw!r} is not an integer") from None
+    if value < 1:
+        raise pytest.UsageError(f"--race-repeat must be at least 1, got {value}")
+    return value
+
+
+def artifacts_dir(config: pytest.Config) -> Path:
+    return config.rootpath / "artifacts" / "races"
+
+
+def counterexamples_dir(config: pytest.Config) -> Path:
+    return config.rootpath / "counterexamples"
+
+
+_RESULT_FILE = re.compile(r"^(?P<scenario>[a-z0-9_]+)-(?P<repeat>\d+)\.json$")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    race_repeat(config)  # a bad value is a usage error before anything runs
+    if hasattr(config, "workerinput"):
+        return
+    # The controller (or a plain run) forgets earlier runs' per-run results, so the directory describes
+    # this run only. benchmark.json (written by benchmarks/races.py) is left alone.
+    directory = artifacts_dir(config)
+    if directory.is_dir():
+        for path in directory.iterdir():
+            match = _RESULT_FILE.match(path.name)
+            if match and match["scenario"] in BY_NAME:
+                path.unlink(missing_ok=True)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "race_repeat" in metafunc.fixturenames:
+        count = race_repeat(metafunc.config)
+        metafunc.parametrize("race_repeat", range(count), ids=[f"r{i}" for i in range(count)])
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"race suite: {len(BY_NAME)} scenarios x {race_repeat(config)} repetition(s)"
