@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from fencecheck.errors import UsageError
+from fencecheck.report.artifacts import write_rules_matrix
 from fencecheck.rules_probe import (
     BROWSER_IDENTITIES,
     PROBE_COMMAND_HASH,
@@ -188,6 +189,7 @@ def test_repository_rules_matrix_holds(emulator, project_id):
     emulator.load_rules(project_id, _rules_text())
 
     matrix = rules_matrix(emulator.base_url, project_id)
+    write_rules_matrix(matrix, RULES_PATH.parent / "artifacts")  # evidence for the report, before any assert
 
     assert len(matrix.results) == len(BROWSER_CASES) + len(OWNER_CASES)
     assert [r.case_id for r in matrix.deviations()] == []

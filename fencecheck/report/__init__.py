@@ -1,0 +1,26 @@
+"""The evidence report: one data model (`model.Run`), built from an artifacts directory (`collect`),
+written as evidence.json, evidence.md and evidence.html (`write_reports`). See docs/evidence-schema.md."""
+
+from __future__ import annotations
+
+from .collect import DEFAULT_SUITES, collect
+from .model import SCHEMA_VERSION, Run, Verdict, judge
+from .record import GateRecord
+from .render_html import render_html
+from .render_json import render_json
+from .render_markdown import render_markdown
+from .write import write_reports
+
+__all__ = [
+    "DEFAULT_SUITES",
+    "SCHEMA_VERSION",
+    "GateRecord",
+    "Run",
+    "Verdict",
+    "collect",
+    "judge",
+    "render_html",
+    "render_json",
+    "render_markdown",
+    "write_reports",
+]

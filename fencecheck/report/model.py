@@ -1,0 +1,502 @@
+"""The evidence report's data model: one `Run`, rendered three ways (JSON, Markdown, HTML).
+
+Every record is a frozen attrs class and pure data; `collect.py` builds them from an artifacts directory,
+the renderers only read them. A section that was not run is `None` on the `Run` and is written as
+`{"status": "not run"}`, so no reader can mistake "nothing ran" for "nothing failed".
+
+`Run.to_json()` / `Run.from_json()` carry `schemaVersion` (docs/evidence-schema.md describes every key). The
+verdict, the seeds, the known-bad breakdown and similar summaries are derived: they are written for
+readers and recomputed, never trusted, when a JSON file is read back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, ClassVar
+
+import attrs
+
+from .codec import decode, encode
+
+SCHEMA_VERSION = 2  # 1 was the gate's first, minimal evidence.json (suites and lock timeouts only)
+
+PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
+NOT_RUN = "not run"
+COLLECTED = "collected"
+
+SUITE_PASSED, SUITE_FAILED, SUITE_EMPTY = "passed", "failed", "empty"
+SUITE_STATUSES = (SUITE_PASSED, SUITE_FAILED, SUITE_EMPTY, NOT_RUN)
+
+RACE_VERDICTS = ("ok", "illegal", "unknown")
+# How much of a linearization the report shows for a race run:
+#   found     the checker's full linearization (verdict ok)
+#   prefix    the longest linearizable prefix (verdict illegal); the failing call is marked
+#   none      nothing to show (verdict unknown: the search ran out of budget, or the history was unreadable)
+LINEARIZATION_KINDS = ("found", "prefix", "none")
+
+KNOWN_BAD_STATUSES = ("caught", "survived", "timeout", "error")
+
+THOROUGH_PROFILES = frozenset({"thorough"})  # profiles under which every reachable transition must fire
+
+
+# --- run metadata ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Environment:
+    """Where the run happened. `source` is "gate" when captured while the suites ran, "report" when the
+    report was re-rendered later without the gate's record (then the versions are today's, not the run's)."""
+
+    commit: str | None = None
+    dirty: bool | None = None
+    python: str | None = None
+    hypothesis: str | None = None
+    google_cloud_firestore: str | None = None
+    pytest: str | None = None
+    java: str | None = None
+    emulator: str | None = None
+    source: str = "gate"
+
+
+@attrs.frozen
+class Settings:
+    """How the run was configured: the Hypothesis profile's settings, xdist workers, race repetitions."""
+
+    profile: str | None = None
+    hypothesis: dict[str, Any] = attrs.field(factory=dict)
+    workers: str | None = None
+    race_repeat: int | None = None
+    selected_suites: tuple[str, ...] = ()
+
+
+# --- sections ----------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class SuiteResult:
+    """One pytest suite: the gate's status from its exit code, counts from its JUnit XML."""
+
+    name: str
+    status: str
+    tests: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    seconds: float = 0.0  # sum of the test cases' times (JUnit)
+    wall_seconds: float | None = None  # the suite's process, start to end (gate only)
+    failing: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        if self.status not in SUITE_STATUSES:
+            raise ValueError(f"suite {self.name}: unknown status {self.status!r}")
+
+
+@attrs.frozen
+class StatefulFailure:
+    message: str
+    counterexample: str | None = None
+
+
+@attrs.frozen
+class StatefulMachine:
+    """One Hypothesis state machine's run (artifacts/stateful/<machine>.json)."""
+
+    machine: str
+    profile: str | None
+    examples: int
+    steps: int
+    seconds: float
+    failures: tuple[StatefulFailure, ...] = ()
+
+
+@attrs.frozen
+class StatefulSummary:
+    machines: tuple[StatefulMachine, ...]
+
+    _json_derived: ClassVar = ("examples", "steps", "failure_count")
+
+    @property
+    def examples(self) -> int:
+        return sum(m.examples for m in self.machines)
+
+    @property
+    def steps(self) -> int:
+        return sum(m.steps for m in self.machines)
+
+    @property
+    def failure_count(self) -> int:
+        return sum(len(m.failures) for m in self.machines)
+
+
+@attrs.frozen
+class CoverageRow:
+    """One row of `model.journal.TRANSITIONS` and how often the lockstep runs exercised it."""
+
+    id: str
+    operation: str
+    from_state: str
+    condition: str
+    outcome: str | None
+    writes: bool
+    reachable: bool
+    count: int
+
+    _json_derived: ClassVar = ("unexercised",)
+
+    @property
+    def unexercised(self) -> bool:
+        """A reachable transition that never fired: a gap in the evidence (unreachable rows never count)."""
+        return self.reachable and self.count == 0
+
+
+@attrs.frozen
+class Coverage:
+    rows: tuple[CoverageRow, ...]
+    files: int  # per-process coverage files merged
+
+    _json_derived: ClassVar = ("unexercised_reachable",)
+
+    @property
+    def unexercised_reachable(self) -> tuple[str, ...]:
+        return tuple(row.id for row in self.rows if row.unexercised)
+
+
+@attrs.frozen
+class RaceCall:
+    """One call of a race history, as the timeline draws it.
+
+    Times are milliseconds from the run's first invocation; `returned_ms` is None for a call that never
+    returned. `order` is the call's 1-based place in the linearization (or in the longest linearizable
+    prefix of an illegal history); None when it was not placed. `failing` marks the call that cannot be
+    placed after that prefix.
+    """
+
+    id: int
+    caller: str
+    op: str
+    invoked_ms: float
+    returned_ms: float | None
+    outcome: str
+    definite: bool
+    order: int | None = None
+    failing: bool = False
+
+
+@attrs.frozen
+class RaceScenario:
+    """One run (scenario x repetition) of the race suite, from artifacts/races/<scenario>-<repeat>.json."""
+
+    scenario: str
+    repeat: int
+    ids_seed: int | None
+    width: int
+    lanes: tuple[str, ...]  # caller names: the racing callers, then the sequential `after` callers
+    outcomes: dict[str, int]  # final answer -> callers
+    first_outcomes: dict[str, int]  # first attempt's answer -> callers
+    definite_callers: int
+    definite_share: float
+    whole_call_retries: int
+    attempts: int  # transaction attempts over every call
+    aborts: int
+    max_attempts: int
+    verdict: str
+    checker_ms: float
+    checker_steps: int
+    race_seconds: float
+    total_seconds: float
+    problems: tuple[str, ...] = ()
+    promise_problems: tuple[str, ...] = ()
+    explanation: str | None = None
+    counterexample: str | None = None
+    lock_timeouts: int | None = None
+    linearization: str = "none"
+    history: tuple[RaceCall, ...] = ()
+
+    _json_derived: ClassVar = ("run_id", "passed", "failing_call")
+
+    def __attrs_post_init__(self) -> None:
+        if self.verdict not in RACE_VERDICTS:
+            raise ValueError(f"race {self.run_id}: unknown verdict {self.verdict!r}")
+        if self.linearization not in LINEARIZATION_KINDS:
+            raise ValueError(f"race {self.run_id}: unknown linearization kind {self.linearization!r}")
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.scenario}-{self.repeat}"
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "ok" and not self.problems and not self.promise_problems
+
+    @property
+    def failing_call(self) -> int | None:
+        return next((call.id for call in self.history if call.failing), None)
+
+
+@attrs.frozen
+class LockTimeoutSource:
+    """One emulator's count: the gate's own emulator, or a pytest session that owned one."""
+
+    source: str
+    count: int | None
+
+
+@attrs.frozen
+class LockTimeouts:
+    sources: tuple[LockTimeoutSource, ...]
+
+    _json_derived: ClassVar = ("count",)
+
+    @property
+    def count(self) -> int | None:
+        """The sum over emulators that could count (None when none could read its log)."""
+        known = [s.count for s in self.sources if s.count is not None]
+        return sum(known) if known else None
+
+
+@attrs.frozen
+class RulesCase:
+    identity: str
+    operation: str
+    target: str
+    outcome: str  # allowed | denied | error
+    http_status: int
+    error_status: str | None = None
+    document_count: int | None = None
+
+
+@attrs.frozen
+class RulesSummary:
+    """The rules probe's full matrix (`RulesMatrix.to_json()`), with its deviations from the boundary."""
+
+    identities: tuple[str, ...]
+    targets: tuple[str, ...]
+    boundary_holds: bool
+    documents_unchanged: bool | None
+    cases: tuple[RulesCase, ...]
+    deviations: tuple[str, ...]  # case ids (identity-operation-target) whose outcome is not the expected one
+
+
+@attrs.frozen
+class KnownBadResult:
+    """One known-bad variant of the catalogue (artifacts/known_bad/<name>.json)."""
+
+    name: str
+    rule: str
+    caught: bool
+    status: str
+    seconds_to_detection: float | None = None
+    shrunk_steps: int | None = None
+    counterexample: str | None = None
+    failing_property: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.status not in KNOWN_BAD_STATUSES:
+            raise ValueError(f"known-bad {self.name}: unknown status {self.status!r}")
+
+
+@attrs.frozen
+class KnownBadCatalogue:
+    variants: tuple[KnownBadResult, ...]
+
+    _json_derived: ClassVar = ("breakdown",)
+
+    @property
+    def breakdown(self) -> dict[str, int]:
+        """mutmut-style: how many variants were caught / survived / timed out / errored."""
+        counts = Counter(v.status for v in self.variants)
+        return {status: counts.get(status, 0) for status in KNOWN_BAD_STATUSES}
+
+
+@attrs.frozen
+class Counterexample:
+    """A link to a saved counterexample file (a path as the suite recorded it, and whether it exists)."""
+
+    kind: str  # race | stateful | known-bad
+    source: str  # the race run, machine or variant that produced it
+    path: str
+    exists: bool
+
+
+@attrs.frozen
+class ArtifactError:
+    """An artifact file that exists but could not be read: the report says so instead of guessing."""
+
+    path: str
+    message: str
+
+
+@attrs.frozen
+class Verdict:
+    status: str  # pass | fail | incomplete
+    reasons: tuple[str, ...] = ()  # why it is not a pass
+    warnings: tuple[str, ...] = ()  # worth a reader's attention, but not failing
+
+
+# --- the run -----------------------------------------------------------------------------------------
+
+# Optional sections: attribute name -> JSON key. None on the Run means "not run".
+_SECTIONS = {
+    "stateful": "stateful",
+    "coverage": "coverage",
+    "races": "races",
+    "lock_timeouts": "lockTimeouts",
+    "rules": "rules",
+    "known_bad": "knownBad",
+}
+
+
+@attrs.frozen
+class RaceSection:
+    scenarios: tuple[RaceScenario, ...]
+
+
+@attrs.frozen
+class Run:
+    profile: str | None
+    started_at: str | None
+    finished_at: str | None
+    interrupted: bool
+    environment: Environment
+    settings: Settings
+    suites: tuple[SuiteResult, ...]
+    stateful: StatefulSummary | None = None
+    coverage: Coverage | None = None
+    races: RaceSection | None = None
+    lock_timeouts: LockTimeouts | None = None
+    rules: RulesSummary | None = None
+    known_bad: KnownBadCatalogue | None = None
+    counterexamples: tuple[Counterexample, ...] = ()
+    artifact_errors: tuple[ArtifactError, ...] = ()
+    notes: tuple[str, ...] = ()  # what the collector wants a reader to know (ignored stale files, ...)
+
+    @property
+    def verdict(self) -> Verdict:
+        return judge(self)
+
+    def section_status(self, name: str) -> str:
+        return NOT_RUN if getattr(self, name) is None else COLLECTED
+
+    def seeds(self) -> dict[str, Any]:
+        """What a rerun needs: Hypothesis derandomized or not, and each race run's id seed."""
+        derandomized = bool(self.settings.hypothesis.get("derandomize"))
+        races = {} if self.races is None else {s.run_id: s.ids_seed for s in self.races.scenarios}
+        return {"hypothesis": "derandomized" if derandomized else "random", "races": races}
+
+    def to_json(self) -> dict[str, Any]:
+        verdict = self.verdict
+        out: dict[str, Any] = {
+            "schemaVersion": SCHEMA_VERSION,
+            "verdict": encode(verdict),
+            "profile": self.profile,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "interrupted": self.interrupted,
+            "environment": encode(self.environment),
+            "settings": encode(self.settings),
+            "seeds": self.seeds(),
+            "suites": encode(self.suites),
+        }
+        for name, key in _SECTIONS.items():
+            section = getattr(self, name)
+            out[key] = {"status": NOT_RUN} if section is None else {"status": COLLECTED, **encode(section)}
+        out["counterexamples"] = encode(self.counterexamples)
+        out["artifactErrors"] = encode(self.artifact_errors)
+        out["notes"] = list(self.notes)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Run:
+        if not isinstance(data, dict):
+            raise ValueError("evidence: expected a JSON object")
+        version = data.get("schemaVersion")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"evidence: schemaVersion {version!r} is not {SCHEMA_VERSION}")
+        sections = {}
+        for name, key in _SECTIONS.items():
+            raw = data.get(key)
+            if not isinstance(raw, dict) or raw.get("status") not in (NOT_RUN, COLLECTED):
+                raise ValueError(f"evidence: {key} must be an object with status {NOT_RUN!r} or {COLLECTED!r}")
+            if raw["status"] == COLLECTED:
+                body = {k: v for k, v in raw.items() if k != "status"}
+                sections[name] = decode(_SECTION_TYPES[name], body, f"$.{key}")
+        return cls(
+            profile=decode(str | None, data.get("profile"), "$.profile"),
+            started_at=decode(str | None, data.get("startedAt"), "$.startedAt"),
+            finished_at=decode(str | None, data.get("finishedAt"), "$.finishedAt"),
+            interrupted=decode(bool, data.get("interrupted"), "$.interrupted"),
+            environment=decode(Environment, data.get("environment"), "$.environment"),
+            settings=decode(Settings, data.get("settings"), "$.settings"),
+            suites=decode(tuple[SuiteResult, ...], data.get("suites"), "$.suites"),
+            counterexamples=decode(tuple[Counterexample, ...], data.get("counterexamples", []), "$.counterexamples"),
+            artifact_errors=decode(tuple[ArtifactError, ...], data.get("artifactErrors", []), "$.artifactErrors"),
+            notes=decode(tuple[str, ...], data.get("notes", []), "$.notes"),
+            **sections,
+        )
+
+
+_SECTION_TYPES = {
+    "stateful": StatefulSummary,
+    "coverage": Coverage,
+    "races": RaceSection,
+    "lock_timeouts": LockTimeouts,
+    "rules": RulesSummary,
+    "known_bad": KnownBadCatalogue,
+}
+
+
+# --- the verdict -------------------------------------------------------------------------------------
+
+
+def judge(run: Run) -> Verdict:
+    """pass / fail / incomplete, with reasons.
+
+    Fails on: a failed suite, a race run whose checker verdict is illegal or unknown (or whose structural
+    invariants or promise broke), a known-bad variant that survived, a rules boundary that does not hold,
+    an artifact that exists but cannot be read (it might hide any of these), and, under a thorough
+    profile, a reachable transition never exercised (or no coverage at all). Incomplete, whatever else
+    holds, when the run was interrupted or no suite ran at all: then nothing was shown either way.
+    """
+    reasons: list[str] = []
+    warnings: list[str] = []
+    for suite in run.suites:
+        if suite.status == SUITE_FAILED:
+            count = suite.failed + suite.errors
+            reasons.append(f"suite {suite.name} failed" + (f" ({count} failing tests)" if count else ""))
+    if run.races is not None:
+        for scenario in run.races.scenarios:
+            if scenario.verdict != "ok":
+                reasons.append(f"race {scenario.run_id}: checker verdict {scenario.verdict}")
+            elif not scenario.passed:
+                reasons.append(f"race {scenario.run_id}: structural or promise problems")
+    if run.known_bad is not None:
+        for variant in run.known_bad.variants:
+            if variant.status == "survived":
+                reasons.append(f"known-bad {variant.name} survived (rule {variant.rule})")
+            elif variant.status in ("timeout", "error"):
+                warnings.append(f"known-bad {variant.name}: {variant.status}")
+    if run.rules is not None and not run.rules.boundary_holds:
+        reasons.append(f"rules boundary does not hold ({len(run.rules.deviations)} deviating cases)")
+    if run.profile in THOROUGH_PROFILES:
+        if run.coverage is None:
+            reasons.append(f"profile {run.profile}: no transition coverage was collected")
+        elif run.coverage.unexercised_reachable:
+            missing = run.coverage.unexercised_reachable
+            reasons.append(f"profile {run.profile}: {len(missing)} reachable transitions unexercised")
+    elif run.coverage is not None and run.coverage.unexercised_reachable:
+        warnings.append(f"{len(run.coverage.unexercised_reachable)} reachable transitions unexercised")
+    reasons += [f"unreadable artifact {error.path}" for error in run.artifact_errors]
+    warnings += [f"suite {suite.name} not run" for suite in run.suites if suite.status == NOT_RUN]
+    warnings += [f"no {key} artifacts (not run)" for name, key in _SECTIONS.items() if getattr(run, name) is None]
+    if run.environment.dirty:
+        warnings.append("the working tree had uncommitted changes")
+
+    nothing_ran = all(suite.status == NOT_RUN for suite in run.suites)
+    if run.interrupted:
+        reasons.insert(0, "the run was interrupted")
+        return Verdict(INCOMPLETE, tuple(reasons), tuple(warnings))
+    if nothing_ran:
+        reasons.insert(0, "no suite ran")
+        return Verdict(INCOMPLETE, tuple(reasons), tuple(warnings))
+    return Verdict(FAIL if reasons else PASS, tuple(reasons), tuple(warnings))
