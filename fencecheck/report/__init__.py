@@ -1,5 +1,7 @@
 """The evidence report: one data model (`model.Run`), built from an artifacts directory (`collect`),
-written as evidence.json, evidence.md and evidence.html (`write_reports`). See docs/evidence-schema.md."""
+written as evidence.json, evidence.md and evidence.html (`write_reports`).
+
+The README section "Evidence report" documents the schema."""
 
 from __future__ import annotations
 
