@@ -145,6 +145,7 @@ class Lockstep:
         self.transitions: Counter[str] = Counter()
         self._coverage = coverage
         self._unchecked = 0
+        self._clock_reads: int | None = None  # of the latest op (None for a fault)
         self._last_stored: dict[str, Stored] = {}
         self._last_expected: dict[str, Any] = {}
 
@@ -174,11 +175,12 @@ class Lockstep:
         self.transitions[result.transition] += 1
         if self._coverage is not None:
             self._coverage[result.transition] += 1
-        if not isinstance(op, InjectFault) and clock.reads != 1:
-            raise self._mismatch(op, [f"the reference read the clock {clock.reads} times (exactly once required)"])
+        self._clock_reads = None if isinstance(op, InjectFault) else clock.reads
         return result, observed
 
     def check_answer(self, op: Operation, result: Result, observed: Observed) -> None:
+        """The reference answered what the model predicts (exact types and key order), reading the clock
+        exactly once."""
         if not _answer_matches(result, observed):
             expected = result.output if result.outcome is not None else result.code
             raise self._mismatch(
@@ -188,6 +190,8 @@ class Lockstep:
                     f"reference answered {observed!r}",
                 ],
             )
+        if self._clock_reads not in (None, 1):
+            raise self._mismatch(op, [f"the reference read the clock {self._clock_reads} times (exactly once)"])
 
     def run(self, op: Operation) -> Result:
         """Apply `op` to both sides, then check the answer and every stored document."""

@@ -78,6 +78,8 @@ READINGS = ("clock",) * 5 + ("just_before_stored", "second_earlier", "lease_earl
 ADVANCES = (US, timedelta(seconds=1), timedelta(seconds=30), LEASE - US, LEASE, LEASE + US, timedelta(days=1))
 FAULT_SPACING = 8
 RETRY_GAPS = (timedelta(0), timedelta(seconds=1), LEASE, timedelta(days=1))
+# A caller's retry: at once, later, after expiry, much later, or read from a clock 1 us behind the first call.
+LOST_RETRY_GAPS = (*RETRY_GAPS, -US)
 
 
 def command_id(n: int) -> str:
@@ -147,7 +149,7 @@ class JournalMachine(RuleBasedStateMachine):
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
         self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS)
         self.clock = T0
-        self.faults = 0
+        self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault
         self.damaged_keys: set[str] = set()
         self.lease_ids: list[str] = []  # every holder drawn, to find the holder of a stored lease
 
@@ -161,6 +163,10 @@ class JournalMachine(RuleBasedStateMachine):
         result = self.lockstep.run(op)
         event(result.transition)
         return result
+
+    def _fault_allowed(self) -> bool:
+        # The first fault may come at once (no padding in shrunk programs); later ones FAULT_SPACING ops apart.
+        return len(self.lockstep.ops) - self.last_fault_at >= FAULT_SPACING
 
     def _reading(self, command: CommandRef, reading: str) -> datetime:
         if reading == "second_earlier":
@@ -276,7 +282,9 @@ class JournalMachine(RuleBasedStateMachine):
 
     @rule(lease=leases, delta=st.sampled_from((1, -1, 2)), kind=finish_kinds, ref=ref_fps)
     def finish_stale_fence(self, lease, delta, kind, ref):
-        fence = lease.fence + delta if lease.fence + delta >= 1 else lease.fence + 1
+        fence = lease.fence + delta
+        if not 1 <= fence <= MAX_REVISION:  # inputs stay valid: the model starts after input validation
+            fence = lease.fence - 1 if lease.fence > 1 else lease.fence + 1
         self._run(self._finish_op(kind, lease.command, lease.lease_id, fence, ref, self.clock))
 
     @rule(command=commands, holder=holders, fence=st.integers(1, 3), kind=finish_kinds, ref=ref_fps, reading=readings)
@@ -316,19 +324,22 @@ class JournalMachine(RuleBasedStateMachine):
 
     # --- lost responses and failed commits -------------------------------------------------------
 
-    @rule(target=leases, command=commands, holder=holders, gap=st.sampled_from(RETRY_GAPS))
+    def _retry_time(self, gap: timedelta) -> datetime:
+        """When a caller retries `gap` after its first call (the trusted clock never runs backwards)."""
+        self.clock = max(self.clock, self.clock + gap)
+        return self.clock if gap >= timedelta(0) else self.clock + gap
+
+    @rule(target=leases, command=commands, holder=holders, gap=st.sampled_from(LOST_RETRY_GAPS))
     def lost_acquire_then_retry(self, command, holder, gap):
         """The caller never sees the first answer; it retries with the same ids after `gap`."""
         self._run(Acquire(command, holder, self.clock))
-        self.clock += gap
-        op = Acquire(command, holder, self.clock)
+        op = Acquire(command, holder, self._retry_time(gap))
         return self._grant(op, self._run(op))
 
-    @rule(target=finished, lease=consumes(leases), kind=finish_kinds, ref=ref_fps, gap=st.sampled_from(RETRY_GAPS))
+    @rule(target=finished, lease=consumes(leases), kind=finish_kinds, ref=ref_fps, gap=st.sampled_from(LOST_RETRY_GAPS))
     def lost_finish_then_retry(self, lease, kind, ref, gap):
         self._run(self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self.clock))
-        self.clock += gap
-        op = self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self.clock)
+        op = self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self._retry_time(gap))
         return self._terminal(op, self._run(op))
 
     @rule(command=commands, holder=holders, kind=st.sampled_from(("register", "acquire")), retry=st.booleans())
@@ -349,22 +360,22 @@ class JournalMachine(RuleBasedStateMachine):
 
     # --- malformed records -----------------------------------------------------------------------
 
-    @precondition(lambda self: len(self.lockstep.ops) >= FAULT_SPACING * (self.faults + 1))
+    @precondition(lambda self: self._fault_allowed())
     @rule(target=damaged, command=commands, data=st.data())
     def inject_fault(self, command, data):
         """Rewrite one key's documents into a malformed-record class (the model computes them); the key then
-        fails closed. At most one fault per FAULT_SPACING operations, so most keys stay healthy."""
+        fails closed. Faults are FAULT_SPACING operations apart, so most keys stay healthy."""
         kinds = [kind for kind in FaultKind if fault_applies(self.lockstep.state, command, kind)]
         if not kinds:
             return multiple()  # nothing stored yet, or already corrupt
-        self.faults += 1
+        self.last_fault_at = len(self.lockstep.ops)
         kind = data.draw(st.sampled_from(kinds), label="fault")
         self._run(InjectFault(command, kind))
         if kind is not FaultKind.REVISION_AT_MAXIMUM:  # that one stays a valid record (at the overflow edge)
             self.damaged_keys.add(command.key_hash)
         return command
 
-    @precondition(lambda self: len(self.lockstep.ops) >= FAULT_SPACING * (self.faults + 1))
+    @precondition(lambda self: self._fault_allowed())
     @rule(lease=leases, kind=st.sampled_from(("acquire", "complete", "fail")))
     def push_to_maximum(self, lease, kind):
         """revision_at_maximum on a leased key (a valid record at the edge), then its holder asks for the next
@@ -372,7 +383,7 @@ class JournalMachine(RuleBasedStateMachine):
         command, state = lease.command, self.lockstep.state
         if command.key_hash in self.damaged_keys or not fault_applies(state, command, FaultKind.REVISION_AT_MAXIMUM):
             return
-        self.faults += 1
+        self.last_fault_at = len(self.lockstep.ops)
         self._run(InjectFault(command, FaultKind.REVISION_AT_MAXIMUM))
         self._call_at_maximum(command, lease.lease_id, kind, 1, timedelta(0))
 
