@@ -19,6 +19,7 @@ Another implementation runs in the same harness by swapping the reference functi
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -44,6 +45,7 @@ from hypothesis.stateful import (
 from fencecheck import coverage, hypothesis_profiles
 from fencecheck.counterexamples import replay_command, write_counterexample
 from fencecheck.lockstep import REFERENCE, Lockstep, ReferenceAPI
+from fencecheck.report.artifacts import write_stateful_summary
 from model.journal import (
     MAX_REVISION,
     Acquire,
@@ -63,6 +65,7 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 US = timedelta(microseconds=1)
 LEASE = timedelta(seconds=60)
 COUNTEREXAMPLES = Path(__file__).resolve().parent.parent / "counterexamples"  # repo root, gitignored
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 
 # --- draws ----------------------------------------------------------------------------------------
 
@@ -134,6 +137,7 @@ class JournalMachine(RuleBasedStateMachine):
     last_program: ClassVar[list] = []
     final_programs: ClassVar[list] = []
     run_counts: ClassVar[Any] = None
+    examples_run: ClassVar[int] = 0  # for the evidence report's stateful section
 
     commands = Bundle("commands")
     holders = Bundle("holders")
@@ -148,6 +152,7 @@ class JournalMachine(RuleBasedStateMachine):
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
         self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS)
+        type(self).examples_run += 1
         self.clock = T0
         self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault
         self.damaged_keys: set[str] = set()
@@ -457,9 +462,13 @@ def run_machine(machine: type[JournalMachine], *, settings, emulator, project_id
     re-raise); under a full-coverage profile, fail when a reachable transition never fired."""
     machine.emulator, machine.project_id, machine.db = emulator, project_id, db
     machine.last_program, machine.final_programs, machine.run_counts = [], [], Counter()
+    machine.examples_run = 0
+    started = time.monotonic()
+    failures: list[dict[str, str | None]] = []
     try:
         run_state_machine_as_test(machine, settings=settings)
     except Exception as error:
+        failures.append({"message": f"{type(error).__name__}: {str(error)[:2000]}", "counterexample": None})
         programs = machine.final_programs or [machine.last_program]
         paths = [
             write_counterexample(
@@ -472,11 +481,22 @@ def run_machine(machine: type[JournalMachine], *, settings, emulator, project_id
             for program in programs
             if program
         ]
-        if paths and hasattr(error, "add_note"):
+        if paths:
+            failures[-1]["counterexample"] = str(paths[-1])
             error.add_note("counterexample written; replay it with: " + " ; ".join(map(replay_command, paths)))
         raise
     finally:
         machine.emulator = machine.project_id = machine.db = None
+        if machine.system is REFERENCE:  # evidence for the report; known-bad runs write their own
+            write_stateful_summary(
+                ARTIFACTS,
+                machine=machine.__name__,
+                profile=hypothesis_profiles.selected_name(),
+                examples=machine.examples_run,
+                steps=sum(machine.run_counts.values()),
+                seconds=round(time.monotonic() - started, 2),
+                failures=failures,
+            )
     if hypothesis_profiles.requires_full_coverage():
         missing = coverage.unexercised(machine.run_counts)
         assert not missing, f"reachable transitions never exercised by {machine.__name__}: {missing}"
