@@ -1,0 +1,162 @@
+"""Stateful lockstep throughput against raw emulator throughput, measured in one run on one emulator.
+
+    .venv/bin/python benchmarks/stateful_throughput.py [--transactions 300] [--calls 300] [--examples 20]
+        [--steps 80] [--profile cprofile.out]
+
+(a) raw transactions/s: one thread, a loop of read-then-write transactions on one document
+    (`google.cloud.firestore.transactional`), no journal code;
+(b) raw reference calls/s: the reference journal on one registered and leased command, with one fixed
+    clock, alternating an acquire recovery (same holder, active lease) and a registration of the existing
+    command (both read-only transactions of the full read set);
+(c) stateful steps/s: `JournalMachine` (real reference) under `--examples` derandomized examples of at
+    most `--steps` steps, counting the operations the Lockstep applied (one per rule step; a two-call
+    rule counts two), divided by the wall time of the whole run: Hypothesis, the model, the reference
+    calls, the document read-back after every step and the project reset between examples included.
+
+Prints the three figures and the ratio (c)/(a) against the target (>= 0.6), MET or MISSED. The emulator
+is the one in FIRESTORE_EMULATOR_HOST, else a private one started and stopped here.
+With `--profile FILE`, part (c) also runs under cProfile and the top functions by cumulative time print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from google.cloud import firestore  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
+
+import reference  # noqa: E402
+from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
+from stateful_tests.journal_machine import JournalMachine, run_machine  # noqa: E402
+
+TARGET_RATIO = 0.6
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+COMMAND = {
+    "environment": "test",
+    "caller_scope": {"kind": "internal_system", "value": "bench"},
+    "command_id": "00000001-c0de-4000-8000-000000000000",
+    "command_type": "bench_command",
+    "endpoint_schema_version": 1,
+    "payload": {"n": 1},
+}
+HOLDER = "00000001-1ea5-4000-a000-000000000000"
+
+
+def raw_transactions(db: Any, count: int) -> float:
+    ref = db.document("benchmarks/counter")
+    ref.set({"n": 0})
+
+    @firestore.transactional
+    def increment(transaction: Any) -> None:
+        snapshot = ref.get(transaction=transaction)
+        transaction.set(ref, {"n": snapshot.get("n") + 1})
+
+    increment(db.transaction())  # warm up the channel
+    started = time.perf_counter()
+    for _ in range(count):
+        increment(db.transaction())
+    elapsed = time.perf_counter() - started
+    assert ref.get().get("n") == count + 1
+    return count / elapsed
+
+
+def raw_reference_calls(db: Any, count: int) -> float:
+    now = T0 + timedelta(seconds=1)
+
+    def clock() -> datetime:
+        return now
+
+    reference.register_commerce_command(db=db, clock=lambda: T0, **COMMAND)
+    reference.acquire_commerce_command_lease(db=db, clock=clock, lease_id=HOLDER, **COMMAND)
+    started = time.perf_counter()
+    for i in range(count):
+        if i % 2:
+            outcome = reference.register_commerce_command(db=db, clock=clock, **COMMAND).outcome
+            assert outcome == "registered_existing", outcome
+        else:
+            outcome = reference.acquire_commerce_command_lease(db=db, clock=clock, lease_id=HOLDER, **COMMAND).outcome
+            assert outcome == "lease_acquired", outcome
+    return count / (time.perf_counter() - started)
+
+
+class CountingMachine(JournalMachine):
+    """The machine as it is, counting the operations each example applied."""
+
+    ops_applied: Counter[str] = Counter()
+
+    def teardown(self) -> None:
+        type(self).ops_applied["ops"] += len(self.lockstep.ops)
+        type(self).ops_applied["examples"] += 1
+        super().teardown()
+
+
+def stateful_steps(emulator: Any, project_id: str, db: Any, examples: int, steps: int) -> tuple[float, int, float]:
+    CountingMachine.ops_applied = Counter()
+    run_settings = settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    started = time.perf_counter()
+    run_machine(CountingMachine, settings=run_settings, emulator=emulator, project_id=project_id, db=db)
+    elapsed = time.perf_counter() - started
+    ops = CountingMachine.ops_applied["ops"]
+    return ops / elapsed, ops, elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--transactions", type=int, default=300)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--examples", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=80)
+    parser.add_argument("--profile", metavar="FILE", help="also run part (c) under cProfile, saving stats here")
+    args = parser.parse_args(argv)
+
+    token = new_run_token()
+    with emulator_from_environment() as emulator:
+        projects = [project_id_for(token, "bench", i) for i in range(3)]
+        clients = [emulator.client(project) for project in projects]
+        try:
+            tx_rate = raw_transactions(clients[0], args.transactions)
+            call_rate = raw_reference_calls(clients[1], args.calls)
+            step_rate, ops, elapsed = stateful_steps(emulator, projects[2], clients[2], args.examples, args.steps)
+            ratio = step_rate / tx_rate
+            print(f"(a) raw emulator transactions/s (read-then-write, 1 thread): {tx_rate:8.1f}")
+            print(f"(b) raw reference calls/s (acquire recovery / register existing): {call_rate:8.1f}")
+            print(f"(c) stateful steps/s (JournalMachine, {CountingMachine.ops_applied['examples']} examples, "
+                  f"{ops} ops in {elapsed:.1f} s): {step_rate:8.1f}")
+            verdict = "MET" if ratio >= TARGET_RATIO else "MISSED"
+            print(f"ratio (c)/(a) = {ratio:.2f}  target >= {TARGET_RATIO}: {verdict}")
+            print(f"ratio (b)/(a) = {call_rate / tx_rate:.2f}  (the reference's own cost per call, for comparison)")
+            if args.profile:
+                profiler = cProfile.Profile()
+                profiler.enable()
+                stateful_steps(emulator, projects[2], clients[2], args.examples, args.steps)
+                profiler.disable()
+                profiler.dump_stats(args.profile)
+                pstats.Stats(args.profile).sort_stats("cumulative").print_stats(40)
+        finally:
+            for project in projects:
+                emulator.reset(project)
+            for client in clients:
+                close_client(client)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
