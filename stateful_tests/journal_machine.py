@@ -378,6 +378,8 @@ class JournalMachine(RuleBasedStateMachine):
         self._run(InjectFault(command, kind))
         if kind is not FaultKind.REVISION_AT_MAXIMUM:  # that one stays a valid record (at the overflow edge)
             self.damaged_keys.add(command.key_hash)
+        # Observe the damage at once: a fault that no later rule happens to touch would prove nothing.
+        self._run(Register(command, self.clock), damaged_ok=True)
         return command
 
     @precondition(lambda self: self._fault_allowed())
