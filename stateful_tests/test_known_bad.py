@@ -221,7 +221,11 @@ def test_known_bad_variant_is_caught(name, emulator, project_id, firestore_db, r
     replayed = failing_prefix(program, api, emulator, project_id, firestore_db)
     assert replayed is not None and replayed[0] == program, f"{name}: the minimized program does not fail"
     path = write_counterexample(
-        COUNTEREXAMPLES, program, machine=machine.__name__, failure=f"LockstepMismatch: {replayed[1]}",
+        COUNTEREXAMPLES,
+        program,
+        machine=machine.__name__,
+        failure=f"(known-bad variant {name}: Hypothesis shrank the program to {len(shrunk)} operations, delta "
+        f"debugging to {len(program)})\nLockstepMismatch: {replayed[1]}",
         system_module=api.module,
     )
     minimized_in, total = time.monotonic() - minimizing, time.monotonic() - started

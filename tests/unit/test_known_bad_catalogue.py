@@ -14,6 +14,7 @@ import ast
 import inspect
 import re
 import sys
+import time
 import types
 import uuid
 from collections.abc import Sequence
@@ -188,6 +189,21 @@ def test_the_variant_disagrees_exactly_at_the_last_step_of_its_witness(name):
     assert index == len(v.witness) - 1, f"{name}: disagrees already at step {index + 1}: {reason}"
     assert "raised" not in reason, f"{name}: the variant crashed instead of misbehaving: {reason}"
     assert transition == v.rule.partition(":")[0], f"{name}: the witness ends in {transition}, not in its rule"
+
+
+# --- minimizing a failing program (stateful_tests/test_known_bad.py) -----------------------------------------
+
+
+def test_minimize_reaches_a_one_minimal_failing_program():
+    from stateful_tests.test_known_bad import minimize
+
+    def fails(candidate: list) -> list | None:  # fails at 15 once 3 and 7 came before it
+        if {3, 7, 15} <= set(candidate) and candidate.index(3) < candidate.index(15):
+            return candidate[: candidate.index(15) + 1]
+        return None
+
+    assert minimize(list(range(20)), fails, time.monotonic() + 60) == [3, 7, 15]
+    assert minimize(list(range(20)), fails, time.monotonic() - 1) == list(range(20))  # past the deadline: as is
 
 
 # --- counterexample files name a variant --------------------------------------------------------------------
