@@ -123,7 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-look", action="store_true", help="experiment: skip the lock-free look before each retry"
     )
+    parser.add_argument(
+        "--look-interval", type=float, help="experiment: seconds between looks during a pause (0: one look at its end)"
+    )
+    parser.add_argument("--backoff-cap", type=float, help="experiment: override the runner's backoff cap (seconds)")
     args = parser.parse_args(argv)
+    if args.look_interval is not None:
+        runner_module.LOOK_INTERVAL_SECONDS = args.look_interval
+    if args.backoff_cap is not None:
+        runner_module.BACKOFF_CAP_SECONDS = args.backoff_cap
     if args.no_look:
         runner_module._look = lambda db, look, log: runner_module.NEEDS_WRITE
     if args.backoff_base is not None:

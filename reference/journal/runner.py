@@ -3,12 +3,16 @@
 Why not the client's own `transactional` retry: it retries an aborted commit at once. The emulator breaks
 read-then-upgrade lock conflicts only by a fixed ~2 s lock timeout, so immediate retries meet the same
 conflict again, and at 8- to 24-way contention every caller but one exhausts its attempts (see
-docs/journal-decisions.md). Two measures, both measured at 24-way (benchmarks/contention.py):
-- after the k-th aborted attempt, wait U(0, min(16 s, 2 s * 2^(k-1))). With a 1 s base about one contest
-  in twelve had no winner in its first round and then collided for 35-55 s; a 2 s base spreads the
-  second round far enough apart that its first writer usually commits alone;
-- before each retry, a lock-free look (the same decision in a read-only transaction): once any caller has
-  won, the others answer from the snapshot and stop taking the locks the winner's commit needs.
+docs/journal-decisions.md). Three measures, measured at 2- and 24-way (benchmarks/contention.py):
+- a lock-free look (the same decision in a read-only transaction) right after an abort and every 0.5 s
+  while pausing: once any caller has won, the others answer from the snapshot and stop taking the locks
+  the winner's commit needs. Most contests end in one ~2 s lock timeout plus at most one look interval;
+- after the k-th aborted attempt, pause U(0, min(16 s, 8 s * 2^(k-1))) before the next read-write
+  attempt. The pause only matters when a round ended with no winner; then retries that overlap by a few
+  milliseconds collide again, and retries arriving less than 2 s apart keep a convoy of lock waits going
+  (tails of 35-55 s at a 2 s base under load). A wide window keeps the second round's first writer alone,
+  and because of the looks a wide window no longer delays anyone once somebody has won;
+- the watched pause ends with a look, so every read-write retry is preceded by one.
 
 Outcome classes:
 - `Aborted`, from a read or from the commit, is definite: that attempt applied nothing. Retry.
@@ -35,8 +39,9 @@ from google.cloud import firestore
 from .errors import CommandJournalError
 
 MAX_ATTEMPTS = 10
-BACKOFF_BASE_SECONDS = 2.0
+BACKOFF_BASE_SECONDS = 8.0
 BACKOFF_CAP_SECONDS = 16.0
+LOOK_INTERVAL_SECONDS = 0.5
 
 T = TypeVar("T")
 
@@ -101,6 +106,22 @@ def _look(db: Any, look: Callable[[Any], Any], log: AttemptLog) -> Any:
         return NEEDS_WRITE  # no information: let the read-write attempt decide
 
 
+def _pause_watching(
+    db: Any, look: Callable[[Any], Any], log: AttemptLog, pause: float, sleep: Callable[[float], None]
+) -> Any:
+    """Pause for `pause` seconds, looking at once and then every LOOK_INTERVAL_SECONDS (the last look ends
+    the pause): the winner's commit usually lands as our lock wait ends, so most losers answer at once,
+    and a long pause (which keeps retries apart) no longer delays learning that someone won."""
+    remaining = pause
+    while True:
+        answer = _look(db, look, log)
+        if answer is not NEEDS_WRITE or remaining <= 0:
+            return answer
+        interval = min(LOOK_INTERVAL_SECONDS, remaining) if LOOK_INTERVAL_SECONDS > 0 else remaining
+        sleep(interval)
+        remaining -= interval
+
+
 def run_transaction(
     db: Any,
     callback: Callable[[Any], T],
@@ -119,10 +140,6 @@ def run_transaction(
     """
     log = log if log is not None else AttemptLog()
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        if attempt > 1 and look is not None:
-            answer = _look(db, look, log)
-            if answer is not NEEDS_WRITE:
-                return answer
         log.attempts += 1
         try:
             return firestore.transactional(callback)(db.transaction(max_attempts=1))
@@ -134,5 +151,11 @@ def run_transaction(
             break
         log.aborts += 1
         if attempt < MAX_ATTEMPTS:
-            sleep(uniform(0.0, backoff_bound(attempt)))
+            pause = uniform(0.0, backoff_bound(attempt))
+            if look is None:
+                sleep(pause)
+                continue
+            answer = _pause_watching(db, look, log, pause, sleep)
+            if answer is not NEEDS_WRITE:
+                return answer
     raise CommandJournalError("journal_unavailable")

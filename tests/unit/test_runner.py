@@ -13,7 +13,7 @@ import pytest
 from google.api_core import exceptions as api_exceptions
 
 from reference import AttemptLog, CommandJournalError
-from reference.journal.runner import MAX_ATTEMPTS, backoff_bound, run_transaction
+from reference.journal.runner import LOOK_INTERVAL_SECONDS, MAX_ATTEMPTS, backoff_bound, run_transaction
 from tests.fakes import FakeFirestore, FakeFirestoreMisuse
 from tests.unit.journal_builders import (
     CMD,
@@ -35,7 +35,7 @@ from tests.unit.journal_builders import (
 
 TC = T1 + timedelta(seconds=30)
 T2 = T1 + LEASE + timedelta(seconds=5)
-EXPECTED_BOUNDS = [2.0, 4.0, 8.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0]
+EXPECTED_BOUNDS = [8.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0]
 
 
 def begins(db):
@@ -74,7 +74,7 @@ def creating_body(runs: list[int]):
     return body
 
 
-def test_backoff_bounds_double_from_one_second_up_to_sixteen():
+def test_backoff_bounds_double_from_eight_seconds_up_to_sixteen():
     assert [backoff_bound(k) for k in range(1, 10)] == EXPECTED_BOUNDS
     assert MAX_ATTEMPTS == 10
 
@@ -105,7 +105,7 @@ def test_three_aborts_cost_three_pauses_and_a_fourth_attempt(where):
     runs, recorder = [], Recorder(fraction=1.0)
     assert run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform) == "done"
     assert begins(db) == 4
-    assert recorder.pauses == [2.0, 4.0, 8.0]
+    assert recorder.pauses == EXPECTED_BOUNDS[:3]
     assert len(db.calls_named("transaction")) == 4  # one transaction per attempt
     assert {call[1] for call in db.calls_named("transaction")} == {1}  # max_attempts=1: the runner retries
 
@@ -120,6 +120,56 @@ def test_real_uniform_pauses_stay_within_their_bounds(seed_value):
         run_transaction(FakeFirestore(abort_commits=50), creating_body([]), sleep=pauses.append, uniform=rng.uniform)
     assert len(pauses) == 9
     assert all(0.0 <= pause <= bound for pause, bound in zip(pauses, EXPECTED_BOUNDS, strict=True))
+
+
+class ScriptedLook:
+    """A look that needs a write until its `decide_at`-th call, then answers "decided"."""
+
+    def __init__(self, decide_at: int | None) -> None:
+        self.decide_at, self.calls = decide_at, 0
+
+    def __call__(self, transaction):
+        self.calls += 1
+        if self.decide_at is not None and self.calls >= self.decide_at:
+            return "decided"
+        from reference.journal.runner import NEEDS_WRITE
+
+        return NEEDS_WRITE
+
+
+def test_a_pause_is_watched_in_slices_with_a_look_at_its_start_and_after_each_slice():
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.15), AttemptLog()  # pause 1.2 s
+    look = ScriptedLook(decide_at=None)
+    assert (
+        run_transaction(db, creating_body([]), look=look, sleep=recorder.sleep, uniform=recorder.uniform, log=log)
+        == "done"
+    )
+    assert recorder.pauses == pytest.approx([0.5, 0.5, 0.2])
+    assert look.calls == log.looks == 4  # at once, then after each slice; the last look ends the pause
+    assert (log.attempts, log.aborts) == (2, 1)
+
+
+def test_a_look_that_decides_mid_pause_answers_at_once_without_another_read_write_attempt():
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.25), AttemptLog()  # pause 2 s
+    look = ScriptedLook(decide_at=3)
+    assert (
+        run_transaction(db, creating_body([]), look=look, sleep=recorder.sleep, uniform=recorder.uniform, log=log)
+        == "decided"
+    )
+    assert recorder.pauses == [0.5, 0.5]  # the third look decided: the rest of the pause is skipped
+    assert (log.attempts, log.aborts, log.looks) == (1, 1, 3)
+    assert db.dump() == {}
+
+
+def test_a_zero_pause_still_looks_once_before_the_retry():
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.0), AttemptLog()
+    assert (
+        run_transaction(
+            db, creating_body([]), look=ScriptedLook(None), sleep=recorder.sleep, uniform=recorder.uniform, log=log
+        )
+        == "done"
+    )
+    assert (recorder.pauses, log.looks, log.attempts) == ([], 1, 2)
 
 
 FIRESTORE_FAILURES = [
@@ -202,7 +252,8 @@ def test_every_attempt_reuses_the_single_clock_reading(operation, make_db, at, k
     clock, log = Clock(at), AttemptLog()
     call(operation, db, at, clock=clock, attempt_log=log, **kwargs)
     assert clock.calls == 1
-    assert (log.attempts, log.aborts, len(pauses)) == (4, 3, 3)
+    assert (log.attempts, log.aborts) == (4, 3)
+    assert all(0 < pause <= LOOK_INTERVAL_SECONDS for pause in pauses) and sum(pauses) <= sum(EXPECTED_BOUNDS[:3])
     by_attempt = defaultdict(list)
     for transaction, kind, path, data in db.buffered_writes:
         by_attempt[transaction].append((kind, path, data))
@@ -258,10 +309,11 @@ def test_a_decision_error_through_the_api_is_not_retried(monkeypatch):
 
 def test_api_exhaustion_is_journal_unavailable_with_one_clock_reading(monkeypatch):
     pauses = patch_backoff(monkeypatch)
-    db, clock = FakeFirestore(abort_commits=100), Clock(T0)
-    assert answer("register", db, T0, clock=clock) == "journal_unavailable"
-    # 10 read-write attempts, and before each retry one lock-free look (which still needed a write)
-    assert (clock.calls, begins(db), len(pauses)) == (1, 19, 9)
+    db, clock, log = FakeFirestore(abort_commits=100), Clock(T0), AttemptLog()
+    assert answer("register", db, T0, clock=clock, attempt_log=log) == "journal_unavailable"
+    # 10 read-write attempts; during each of the 9 pauses lock-free looks (which all still needed a write)
+    assert (clock.calls, log.attempts, log.aborts) == (1, 10, 10)
+    assert begins(db) == 10 + log.looks and log.looks >= 9 + len(pauses)
     assert db.dump() == {}
 
 
