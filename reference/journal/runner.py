@@ -16,7 +16,7 @@ docs/journal-decisions.md). Three measures, measured at 2- and 24-way (benchmark
 
 Outcome classes:
 - `Aborted`, from a read or from the commit, is definite: that attempt applied nothing. Retry.
-- any other Firestore error is `journal_unavailable` at once; from a commit it is indefinite (it may have
+- any other Firestore error, in an attempt or in a look, is `journal_unavailable` at once; from a commit it is indefinite (it may have
   applied). An exact retry of the whole call is idempotent, so the caller's retry observes instead of
   applying twice.
 - a `CommandJournalError` raised by the decision rolls the attempt back and is the answer.
@@ -102,8 +102,11 @@ def _look(db: Any, look: Callable[[Any], Any], log: AttemptLog) -> Any:
     except CommandJournalError:
         raise
     except Exception as error:
-        _classify(error)
-        return NEEDS_WRITE  # no information: let the read-write attempt decide
+        if _classify(error) == "failure":
+            # as in a read-write attempt: Firestore failing is journal_unavailable at once, not a reason to
+            # wait out the pause (the earlier attempts aborted, so nothing was applied)
+            raise CommandJournalError("journal_unavailable") from None
+        return NEEDS_WRITE  # contention: no information, let the read-write attempt decide
 
 
 def _pause_watching(

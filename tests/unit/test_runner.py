@@ -172,6 +172,20 @@ def test_a_zero_pause_still_looks_once_before_the_retry():
     assert (recorder.pauses, log.looks, log.attempts) == ([], 1, 2)
 
 
+def test_a_look_that_meets_a_firestore_failure_is_journal_unavailable_at_once():
+    def failing_look(transaction):
+        raise api_exceptions.ServiceUnavailable("transport down")
+
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=1.0), AttemptLog()
+    with pytest.raises(CommandJournalError) as caught:
+        run_transaction(
+            db, creating_body([]), look=failing_look, sleep=recorder.sleep, uniform=recorder.uniform, log=log
+        )
+    assert caught.value.code == "journal_unavailable" and caught.value.__cause__ is None
+    assert (log.attempts, log.aborts, log.looks, recorder.pauses) == (1, 1, 1, [])  # no waiting out the pause
+    assert db.dump() == {}
+
+
 FIRESTORE_FAILURES = [
     pytest.param(api_exceptions.ServiceUnavailable, id="unavailable"),
     pytest.param(api_exceptions.DeadlineExceeded, id="deadline-exceeded"),
