@@ -1,0 +1,485 @@
+"""The lantern reference against its model on the Firestore emulator (docs/lantern-contract.md).
+
+Every test runs in its own emulator project with explicit clocks from T0. After each call the stored
+documents of the four collections must equal `model.lantern.documents` of the model's state, field by field
+with exact types, and satisfy INV-1..INV-5; every commit that carried writes must satisfy the per-commit
+write-set rule (`write_set_violations`), and a read-only answer must have sent no write at all.
+
+The seed's concurrency probes run at small width as plain tests: each collides on a WRITTEN document (INV-5),
+the lantern for ends and the guard for lights, which is what makes them valid on the serializing emulator.
+A contested pair costs one emulator lock timeout (~2 s) plus backoff. No `lantern_unavailable` is accepted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from google.cloud.firestore_v1.transaction import Transaction
+
+import reference.lantern as lantern_api
+from model.lantern import (
+    LANTERN_TTL,
+    REACHABLE_IDS,
+    CreateVenue,
+    DeleteVenue,
+    Extinguish,
+    FaultKind,
+    InjectFault,
+    LanternState,
+    Light,
+    ReadActive,
+    ScheduledLight,
+    describe_op,
+    documents,
+    invariant_violations,
+    step,
+    write_set_violations,
+)
+from reference.lantern import AttemptLog, LanternError
+
+pytestmark = pytest.mark.emulator
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
+US = timedelta(microseconds=1)
+H2 = LANTERN_TTL
+COLLECTIONS = ("venues", "lanterns", "publicPins", "activeLanterns")
+BAR = CreateVenue("bar", "Bar Lantern", 52.5200, 13.4050, 150)
+CLUB = CreateVenue("club", "Club Lantern", 52.5230, 13.4110, 100)
+CAFE = CreateVenue("cafe", "Cafe Lantern", 52.5170, 13.3990, 80)
+AT_BAR, AT_CLUB, FAR = (52.5200, 13.4050), (52.5230, 13.4110), (52.5300, 13.4300)
+
+
+# --- calling the reference with a model operation -----------------------------------------------------------------
+
+
+def call(db: Any, op: Any, attempt_log: AttemptLog | None = None) -> dict[str, Any] | str:
+    """Run one model operation through the reference: its output's `.to_json()`, or its error code."""
+    log = {"attempt_log": attempt_log}
+    clock = {"clock": (lambda: op.now)} if hasattr(op, "now") else {}
+    try:
+        if isinstance(op, CreateVenue):
+            out = lantern_api.create_venue(
+                db=db,
+                venue_id=op.venue_id,
+                name=op.name,
+                latitude=op.latitude,
+                longitude=op.longitude,
+                radius_meters=op.radius_meters,
+                **log,
+            )
+        elif isinstance(op, DeleteVenue):
+            out = lantern_api.delete_venue(db=db, venue_id=op.venue_id, **log)
+        elif isinstance(op, Light):
+            out = lantern_api.light_lantern(
+                db=db,
+                user_id=op.user_id,
+                lantern_id=op.lantern_id,
+                venue_id=op.venue_id,
+                latitude=op.latitude,
+                longitude=op.longitude,
+                **clock,
+                **log,
+            )
+        elif isinstance(op, ScheduledLight):
+            out = lantern_api.activate_scheduled_lantern(
+                db=db,
+                user_id=op.user_id,
+                lantern_id=op.lantern_id,
+                venue_id=op.venue_id,
+                scheduled_for=op.scheduled_for,
+                **clock,
+                **log,
+            )
+        elif isinstance(op, Extinguish):
+            out = lantern_api.extinguish_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, **clock, **log)
+        else:
+            assert isinstance(op, ReadActive)
+            out = lantern_api.read_active_lanterns(db=db, **clock, **log)
+    except LanternError as error:
+        return error.code
+    return out.to_json()
+
+
+# --- stored documents ---------------------------------------------------------------------------------------------
+
+
+def stored_documents(db: Any) -> dict[str, dict[str, Any]]:
+    found = {}
+    for name in COLLECTIONS:
+        for snapshot in db.collection(name).stream():
+            found[f"{name}/{snapshot.id}"] = snapshot.to_dict()
+    return found
+
+
+def _typed(value: Any) -> Any:
+    """A comparison key that tells bool from int from float and requires aware UTC datetimes."""
+    if isinstance(value, datetime):
+        assert value.utcoffset() == timedelta(0), "stored timestamps must be aware UTC"
+        return ("timestamp", (value - T0) // US)
+    return (type(value).__name__, value)
+
+
+def typed(docs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {path: {field: _typed(value) for field, value in doc.items()} for path, doc in docs.items()}
+
+
+def make_stored(db: Any, docs: dict[str, dict[str, Any]]) -> None:
+    """Make the four collections hold exactly `docs` (admin path, one batch): how a fault's documents, or
+    damaged data the layer must cope with, are put in place."""
+    batch = db.batch()
+    for path in stored_documents(db).keys() - docs.keys():
+        batch.delete(db.document(path))
+    for path, data in docs.items():
+        batch.set(db.document(path), dict(data))
+    batch.commit()
+
+
+@dataclass(frozen=True)
+class SentCommit:
+    """One commit RPC that carried writes: the paths written (updates, creates, sets and deletes alike)."""
+
+    paths: tuple[str, ...]
+    applied: bool
+
+
+class _RecordingTransaction(Transaction):
+    def __init__(self, client: Any, recorder: RecordingClient, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        self._recorder = recorder
+
+    def _commit(self) -> list:
+        if not self._write_pbs:
+            return super()._commit()  # a read-only decision sends no write
+        prefix = self._client._database_string + "/documents/"
+        paths = tuple((write.update.name or write.delete).removeprefix(prefix) for write in self._write_pbs)
+        try:
+            result = super()._commit()
+        except Exception:
+            self._recorder.commits.append(SentCommit(paths, applied=False))
+            raise
+        self._recorder.commits.append(SentCommit(paths, applied=True))
+        return result
+
+
+class RecordingClient:
+    """A thin proxy around a real client that records every transaction commit carrying writes."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.commits: list[SentCommit] = []
+
+    def transaction(self, **kwargs: Any) -> Transaction:
+        return _RecordingTransaction(self._client, self, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    @property
+    def applied(self) -> list[SentCommit]:
+        return [commit for commit in self.commits if commit.applied]
+
+
+class Lockstep:
+    """The reference and the model side by side; every step compares answers, documents and invariants."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = RecordingClient(db)
+        self.state = LanternState.empty()
+        self.fired: set[str] = set()
+
+    def check_documents(self) -> dict[str, dict[str, Any]]:
+        stored = stored_documents(self.db)
+        assert typed(stored) == typed(documents(self.state))
+        assert invariant_violations(stored) == ()
+        return stored
+
+    def apply(self, op: Any, expected_transition: str | None = None) -> dict[str, Any] | str:
+        sent_before = len(self.db.commits)
+        observed = call(self.db, op)
+        self.state, result = step(self.state, op)
+        where = describe_op(op, epoch=T0)
+        assert result.matches(observed), (where, observed, result)
+        if expected_transition is not None:
+            assert result.transition == expected_transition, where
+        self.fired.add(result.transition)
+        commits = self.db.commits[sent_before:]
+        if not result.wrote:
+            assert commits == [], (where, commits)  # read-only answers send no write at all
+        for commit in commits:
+            assert commit.applied and write_set_violations(commit.paths) == (), (where, commit)
+        self.check_documents()
+        return observed
+
+    def model(self, op: Any) -> None:
+        """Advance the model alone (the reference ran the operation inside a race)."""
+        self.state, _result = step(self.state, op)
+
+
+def answer(function: Callable[[], Any]) -> dict[str, Any] | str:
+    try:
+        return function().to_json()
+    except LanternError as error:
+        return error.code
+
+
+def race(lock: Lockstep, ops: Sequence[Any], logs: Sequence[AttemptLog] | None = None) -> list[dict[str, Any] | str]:
+    """Run the operations through the reference in threads released together by one barrier; their answers
+    in operation order."""
+    barrier = threading.Barrier(len(ops))
+    answers: list[Any] = [None] * len(ops)
+    logs = logs or [None] * len(ops)
+
+    def run(index: int) -> None:
+        barrier.wait()
+        answers[index] = call(lock.db, ops[index], logs[index])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(ops))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads), "a racer never returned"
+    for commit in lock.db.commits:
+        assert write_set_violations(commit.paths) == (), commit
+    return answers
+
+
+def linearize(lock: Lockstep, ops: Sequence[Any], answers: Sequence[Any]) -> tuple[Any, ...]:
+    """Find an order of `ops` in which the model gives exactly these answers; adopt its state and return it.
+
+    The documents are then checked against that order's state: a race is correct iff some sequential order
+    explains both what every caller saw and what is stored."""
+    for order in itertools.permutations(range(len(ops))):
+        state, explained = lock.state, True
+        for index in order:
+            state, result = step(state, ops[index])
+            explained = explained and result.matches(answers[index])
+        if explained:
+            lock.state = state
+            lock.check_documents()
+            return tuple(ops[index] for index in order)
+    raise AssertionError(f"no sequential order explains {answers}")
+
+
+# --- each operation's outcomes, sequentially ----------------------------------------------------------------------
+
+
+def test_every_reachable_transition_against_the_model(firestore_db):
+    """One story through every reachable row of the transition table, checked call by call."""
+    lock = Lockstep(firestore_db)
+    story = [
+        (BAR, "create_venue.new"),
+        (BAR, "create_venue.exists"),
+        (CLUB, "create_venue.new"),
+        (CAFE, "create_venue.new"),
+        (DeleteVenue("nowhere"), "delete_venue.absent"),
+        (Light("alice", "lan-1", "nowhere", *AT_BAR, now=T0), "light.venue_missing"),
+        (Light("alice", "lan-1", "bar", *FAR, now=T0), "light.outside_geofence"),
+        (ScheduledLight("bob", "lan-2", "bar", T0 + US, now=T0), "scheduled_light.not_due"),
+        (ScheduledLight("bob", "lan-2", "nowhere", T0, now=T0), "scheduled_light.venue_missing"),
+        (Light("alice", "lan-1", "bar", 52.5210, 13.4050, now=T0), "light.new"),
+        (Light("alice", "lan-1", "bar", *AT_BAR, now=T0 + US), "light.retry"),
+        (Light("bob", "lan-1", "bar", *AT_BAR, now=T0), "light.id_taken"),
+        (Light("alice", "lan-2", "club", *AT_CLUB, now=T0 + H2 - US), "light.guard_held"),
+        (ScheduledLight("bob", "lan-2", "club", T0, now=T0), "scheduled_light.new"),
+        (ScheduledLight("bob", "lan-2", "club", T0, now=T0 + H2 - US), "scheduled_light.retry"),
+        (ScheduledLight("carol", "lan-2", "club", T0, now=T0), "scheduled_light.id_taken"),
+        (ScheduledLight("bob", "lan-3", "club", T0, now=T0 + timedelta(hours=1)), "scheduled_light.guard_held"),
+        (ReadActive(now=T0), "read_active.clean"),
+        (Extinguish("carol", "lan-1", now=T0), "extinguish.not_owner"),
+        (Extinguish("alice", "lan-9", now=T0), "extinguish.not_found"),
+        (Extinguish("alice", "lan-1", now=T0 - US), "extinguish.clock_earlier"),
+        (Light("alice", "lan-3", "club", *AT_CLUB, now=T0 + H2), "light.relight_elsewhere"),
+        (ScheduledLight("bob", "lan-4", "club", T0, now=T0 + H2), "scheduled_light.relight_in_place"),
+        (Extinguish("alice", "lan-3", now=T0 + H2 + US), "extinguish.active"),
+        (Extinguish("alice", "lan-3", now=T0 + H2 + US), "extinguish.ended"),
+        (ScheduledLight("carol", "lan-5", "cafe", T0, now=T0 + H2), "scheduled_light.new"),
+        (DeleteVenue("cafe"), "delete_venue.deleted"),
+        (ScheduledLight("carol", "lan-6", "bar", T0, now=T0 + 2 * H2), "scheduled_light.relight_old_venue_gone"),
+        (Light("alice", "lan-7", "bar", *AT_BAR, now=T0 + 2 * H2), "light.new"),
+        (Extinguish("alice", "lan-7", now=T0 + 3 * H2), "extinguish.expired"),
+        (ScheduledLight("carol", "lan-8", "club", T0, now=T0 + 3 * H2), "scheduled_light.relight_elsewhere"),
+        (ReadActive(now=T0 + 3 * H2), "read_active.retired"),
+        (Light("carol", "lan-9", "club", *AT_CLUB, now=T0 + 4 * H2), "light.relight_in_place"),
+        (CreateVenue("pub", "Pub", *FAR, 50), "create_venue.new"),
+        (Light("bob", "lan-10", "pub", *FAR, now=T0 + 4 * H2), "light.new"),
+        (DeleteVenue("pub"), "delete_venue.deleted"),
+        (Extinguish("bob", "lan-10", now=T0 + 4 * H2 + US), "extinguish.active_venue_gone"),
+        (CreateVenue("inn", "Inn", *FAR, 50), "create_venue.new"),
+        (Light("alice", "lan-11", "inn", *FAR, now=T0 + 5 * H2), "light.new"),
+        (Light("bob", "lan-12", "inn", *FAR, now=T0 + 5 * H2), "light.new"),
+        (DeleteVenue("inn"), "delete_venue.deleted"),
+        (Light("alice", "lan-13", "club", *AT_CLUB, now=T0 + 6 * H2), "light.relight_old_venue_gone"),
+        (Extinguish("bob", "lan-12", now=T0 + 6 * H2), "extinguish.expired_venue_gone"),
+        (ReadActive(now=T0 + 6 * H2), "read_active.retired"),  # alice's lan-13 stays; carol's lan-9 expired
+    ]
+    for op, transition in story:
+        lock.apply(op, transition)
+    assert REACHABLE_IDS - lock.fired == set()
+
+
+def test_invalid_inputs_and_an_untrusted_clock_write_nothing(firestore_db):
+    lock = Lockstep(firestore_db)
+    lock.apply(BAR)
+    db = lock.db
+    bad_calls = [
+        lambda: lantern_api.light_lantern(
+            db=db, user_id="a/b", lantern_id="l", venue_id="bar", latitude=52.52, longitude=13.405
+        ),
+        lambda: lantern_api.light_lantern(
+            db=db, user_id="a", lantern_id="l", venue_id="bar", latitude=True, longitude=13.405
+        ),
+        lambda: lantern_api.activate_scheduled_lantern(
+            db=db, user_id="a", lantern_id="l", venue_id="bar", scheduled_for=datetime(2026, 3, 1)
+        ),
+        lambda: lantern_api.create_venue(db=db, venue_id="v", name="V", latitude=91, longitude=0, radius_meters=10),
+        lambda: lantern_api.extinguish_lantern(db=db, user_id="", lantern_id="l"),
+    ]
+    assert [answer(function) for function in bad_calls] == ["invalid_lantern_input"] * len(bad_calls)
+
+    def naive() -> datetime:
+        return datetime(2026, 3, 1, 20, 0)
+
+    assert (
+        answer(lambda: lantern_api.extinguish_lantern(db=db, user_id="a", lantern_id="l", clock=naive))
+        == "lantern_unavailable"
+    )
+    assert len(db.commits) == 1  # only the venue creation
+    lock.check_documents()
+
+
+def test_a_stranded_guard_does_not_block_the_next_light(firestore_db):
+    """D2 against damaged data: the guard of an extinguished lantern (what #4 left behind) is overwritten."""
+    lock = Lockstep(firestore_db)
+    for op in (BAR, CLUB, Light("alice", "lan-1", "bar", *AT_BAR, now=T0)):
+        lock.apply(op)
+    damaged, _ = step(lock.state, InjectFault(FaultKind.STRANDED_GUARD, "alice", now=T0 + timedelta(minutes=1)))
+    make_stored(firestore_db, documents(damaged))
+    lock.state = damaged
+    assert [v.invariant for v in invariant_violations(stored_documents(firestore_db))] == ["INV-2"]
+    lock.apply(Light("alice", "lan-2", "club", *AT_CLUB, now=T0 + timedelta(minutes=2)), "light.stranded_guard")
+
+
+def test_a_malformed_document_is_answered_unrecognized_and_left_untouched(firestore_db):
+    lock = Lockstep(firestore_db)
+    for op in (BAR, Light("alice", "lan-1", "bar", *AT_BAR, now=T0)):
+        lock.apply(op)
+    docs = documents(lock.state)
+    docs["lanterns/lan-1"]["unexpectedField"] = 1
+    make_stored(firestore_db, docs)
+    sent = len(lock.db.commits)
+    for op in (Extinguish("alice", "lan-1", now=T0 + US), ReadActive(now=T0 + US)):
+        assert call(lock.db, op) == "unrecognized_record"
+    assert len(lock.db.commits) == sent
+    assert typed(stored_documents(firestore_db)) == typed(docs)
+
+
+# --- the seed's concurrency probes -------------------------------------------------------------------------------
+
+
+def test_double_extinguish_of_one_lantern_decrements_once(firestore_db):
+    """#5: both callers read the lantern and write its status; one aborts, and its retry sees it ended."""
+    lock = Lockstep(firestore_db)
+    for op in (BAR, Light("alice", "lan-1", "bar", *AT_BAR, now=T0), Light("bob", "lan-2", "bar", *AT_BAR, now=T0)):
+        lock.apply(op)
+    put_out = Extinguish("alice", "lan-1", now=T0 + timedelta(minutes=10))
+    answers = race(lock, [put_out, put_out])
+    assert sorted(answers, key=str) == sorted(
+        [{"outcome": "extinguished", "lanternId": "lan-1"}, "lantern_not_active"], key=str
+    )
+    linearize(lock, [put_out, put_out], answers)
+    assert stored_documents(firestore_db)["venues/bar"]["activeLanternCount"] == 1
+    ends = [sorted(c.paths) for c in lock.db.applied if "lanterns/lan-1" in c.paths]
+    assert ends[1:] == [["activeLanterns/alice", "lanterns/lan-1", "publicPins/lan-1", "venues/bar"]]
+
+
+def test_extinguish_then_relight_is_never_refused(firestore_db):
+    """#4: the guard is cleared inside the extinguish transaction, so the next light at once succeeds."""
+    lock = Lockstep(firestore_db)
+    for op in (BAR, CLUB, Light("alice", "lan-1", "bar", *AT_BAR, now=T0)):
+        lock.apply(op)
+    lock.apply(Extinguish("alice", "lan-1", now=T0 + US), "extinguish.active")
+    lock.apply(Light("alice", "lan-2", "club", *AT_CLUB, now=T0 + 2 * US), "light.new")
+
+
+def test_extinguish_racing_a_relight_linearizes(firestore_db):
+    """Both touch alice's guard; either order is legal, and the documents must be that order's."""
+    lock = Lockstep(firestore_db)
+    for op in (BAR, CLUB, Light("alice", "lan-1", "bar", *AT_BAR, now=T0)):
+        lock.apply(op)
+    now = T0 + timedelta(minutes=5)
+    ops = [Extinguish("alice", "lan-1", now=now), Light("alice", "lan-2", "club", *AT_CLUB, now=now)]
+    answers = race(lock, ops)
+    assert answers[0] == {"outcome": "extinguished", "lanternId": "lan-1"}
+    assert answers[1] == "lantern_already_active" or answers[1]["outcome"] == "lit"
+    linearize(lock, ops, answers)
+
+
+def test_relight_whose_old_venue_was_deleted(firestore_db):
+    """#13: the old venue is read inside the relight (C2); gone, its decrement is skipped, not thrown."""
+    lock = Lockstep(firestore_db)
+    for op in (BAR, CLUB, Light("alice", "lan-1", "bar", *AT_BAR, now=T0), DeleteVenue("bar")):
+        lock.apply(op)
+    lock.apply(Light("alice", "lan-2", "club", *AT_CLUB, now=T0 + H2), "light.relight_old_venue_gone")
+    stored = lock.check_documents()
+    assert "venues/bar" not in stored  # no ghost venue (C1 rejected)
+    assert stored["lanterns/lan-1"]["status"] == "expired" and stored["venues/club"]["activeLanternCount"] == 1
+
+
+def test_24_concurrent_lights_at_one_venue_count_exactly(firestore_db):
+    """#3: the venue is not in the lights' read set (B1), so 24 users lighting at once do not serialize on
+    it: every light answers lit without a single aborted attempt, and activeLanternCount is exactly 24."""
+    lock = Lockstep(firestore_db)
+    lock.apply(BAR)
+    ops = [Light(f"user-{n:02d}", f"lan-{n:02d}", "bar", *AT_BAR, now=T0 + n * US) for n in range(24)]
+    logs = [AttemptLog() for _ in ops]
+    started = time.monotonic()
+    answers = race(lock, ops, logs)
+    elapsed = time.monotonic() - started
+    assert answers == [step(lock.state, op)[1].output for op in ops]  # independent users: any order
+    for op in ops:
+        lock.model(op)
+    assert lock.check_documents()["venues/bar"]["activeLanternCount"] == 24
+    assert [log.aborts for log in logs] == [0] * 24
+    assert elapsed < 20, elapsed
+
+
+def test_manual_and_scheduled_doors_race_for_one_user(firestore_db):
+    """INV-1 across both doors (#889): they collide on the written guard; exactly one lantern is lit."""
+    lock = Lockstep(firestore_db)
+    for op in (BAR, CLUB):
+        lock.apply(op)
+    ops = [
+        Light("alice", "lan-1", "bar", *AT_BAR, now=T0),
+        ScheduledLight("alice", "lan-2", "club", T0 - timedelta(minutes=1), now=T0),
+    ]
+    answers = race(lock, ops)
+    assert sorted(a if isinstance(a, str) else a["outcome"] for a in answers) == ["lantern_already_active", "lit"]
+    linearize(lock, ops, answers)
+
+
+def test_auto_extinguish_on_read_racing_a_manual_extinguish(firestore_db):
+    """The getActiveLanterns batch bug: both end the same expired lantern through the shared layer, so it
+    is retired once (endedAt = expiresAt, whoever wins) and its venue is decremented once."""
+    lock = Lockstep(firestore_db)
+    for op in (
+        BAR,
+        Light("alice", "lan-1", "bar", *AT_BAR, now=T0),
+        Light("bob", "lan-2", "bar", *AT_BAR, now=T0 + H2),
+    ):
+        lock.apply(op)
+    later = T0 + H2 + timedelta(seconds=1)
+    ops = [ReadActive(now=later), Extinguish("alice", "lan-1", now=later)]
+    answers = race(lock, ops)
+    assert [view["lanternId"] for view in answers[0]["lanterns"]] == ["lan-2"]
+    assert answers[1] in ({"outcome": "expired", "lanternId": "lan-1"}, "lantern_not_active")
+    linearize(lock, ops, answers)
+    assert stored_documents(firestore_db)["venues/bar"]["activeLanternCount"] == 1
+    assert len([c for c in lock.db.applied if "lanterns/lan-1" in c.paths]) == 2  # the light, one retirement
