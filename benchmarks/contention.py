@@ -118,24 +118,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write all runs to this file")
     parser.add_argument("--shapes", nargs="+", default=["create", "update"], choices=["create", "update"])
     parser.add_argument(
-        "--backoff-base", type=float, help="experiment: override the runner's backoff base (seconds) for this run"
-    )
-    parser.add_argument(
         "--no-look", action="store_true", help="experiment: skip the lock-free look before each retry"
     )
     parser.add_argument(
         "--look-interval", type=float, help="experiment: seconds between looks during a pause (0: one look at its end)"
     )
-    parser.add_argument("--backoff-cap", type=float, help="experiment: override the runner's backoff cap (seconds)")
+    parser.add_argument("--retry-round", type=float, help="experiment: seconds between the runner's retry rounds")
     args = parser.parse_args(argv)
+    if args.retry_round is not None:
+        runner_module.RETRY_ROUND_SECONDS = args.retry_round
     if args.look_interval is not None:
         runner_module.LOOK_INTERVAL_SECONDS = args.look_interval
-    if args.backoff_cap is not None:
-        runner_module.BACKOFF_CAP_SECONDS = args.backoff_cap
     if args.no_look:
         runner_module._look = lambda db, look, log: runner_module.NEEDS_WRITE
-    if args.backoff_base is not None:
-        runner_module.BACKOFF_BASE_SECONDS = args.backoff_base
     rows = []
     with emulator_from_environment() as emulator:
         db = emulator.client(f"demo-bench-{uuid.uuid4().hex[:8]}")

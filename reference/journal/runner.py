@@ -1,24 +1,25 @@
-"""The transaction runner: at most 10 attempts, jittered exponential backoff between them.
+"""The transaction runner: at most 10 attempts, retried in wall-clock rounds, watched by lock-free looks.
 
 Why not the client's own `transactional` retry: it retries an aborted commit at once. The emulator breaks
 read-then-upgrade lock conflicts only by a fixed ~2 s lock timeout, so immediate retries meet the same
 conflict again, and at 8- to 24-way contention every caller but one exhausts its attempts (see
-docs/journal-decisions.md). Three measures, measured at 2- and 24-way (benchmarks/contention.py):
+docs/journal-decisions.md). Measured at 2- and 24-way (benchmarks/contention.py, benchmarks/races.py):
 - a lock-free look (the same decision in a read-only transaction) right after an abort and every 0.5 s
   while pausing: once any caller has won, the others answer from the snapshot and stop taking the locks
   the winner's commit needs. Most contests end in one ~2 s lock timeout plus at most one look interval;
-- after the k-th aborted attempt, pause U(0, min(16 s, 8 s * 2^(k-1))) before the next read-write
-  attempt. The pause only matters when a round ended with no winner; then retries that overlap by a few
-  milliseconds collide again, and retries arriving less than 2 s apart keep a convoy of lock waits going
-  (tails of 35-55 s at a 2 s base under load). A wide window keeps the second round's first writer alone,
-  and because of the looks a wide window no longer delays anyone once somebody has won;
+- retries go in rounds: after an abort, pause until the next multiple of 3 s on the wall clock, plus
+  U(0, 0.5 s). Callers that pile onto one document together resolve their pile in one lock timeout: the
+  last to arrive outlasts the others' timeouts and commits. Retries spread over seconds instead keep
+  arriving while a pile waits, each extending it (random exponential backoff showed 30-55 s convoys).
+  A round is over before the next starts (0.5 s of jitter + 2 s timeout < 3 s). Clocks that disagree
+  between callers only blur the rounds; correctness never depends on them.
 - the watched pause ends with a look, so every read-write retry is preceded by one.
 
 Outcome classes:
 - `Aborted`, from a read or from the commit, is definite: that attempt applied nothing. Retry.
-- any other Firestore error, in an attempt or in a look, is `journal_unavailable` at once; from a commit it is indefinite (it may have
-  applied). An exact retry of the whole call is idempotent, so the caller's retry observes instead of
-  applying twice.
+- any other Firestore error, in an attempt or in a look, is `journal_unavailable` at once; from a commit
+  it is indefinite (it may have applied). An exact retry of the whole call is idempotent, so the caller's
+  retry observes instead of applying twice.
 - a `CommandJournalError` raised by the decision rolls the attempt back and is the answer.
 
 Randomness and sleeping live here, between attempts; the callback itself has neither.
@@ -26,6 +27,7 @@ Randomness and sleeping live here, between attempts; the callback itself has nei
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -39,16 +41,17 @@ from google.cloud import firestore
 from .errors import CommandJournalError
 
 MAX_ATTEMPTS = 10
-BACKOFF_BASE_SECONDS = 8.0
-BACKOFF_CAP_SECONDS = 16.0
+RETRY_ROUND_SECONDS = 3.0
+ROUND_JITTER_SECONDS = 0.5
 LOOK_INTERVAL_SECONDS = 0.5
 
 T = TypeVar("T")
 
 
-def backoff_bound(failed_attempts: int) -> float:
-    """Upper bound of the pause after `failed_attempts` aborted attempts (1-based)."""
-    return min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2 ** (failed_attempts - 1))
+def pause_before_retry(now: float, jitter: float) -> float:
+    """Seconds from wall-clock time `now` to the next retry round (a multiple of RETRY_ROUND_SECONDS), plus
+    `jitter` (drawn from U(0, ROUND_JITTER_SECONDS)) so that one caller of the pile arrives last."""
+    return math.ceil(now / RETRY_ROUND_SECONDS) * RETRY_ROUND_SECONDS - now + jitter
 
 
 def _is_abort(error: BaseException) -> bool:
@@ -133,13 +136,15 @@ def run_transaction(
     sleep: Callable[[float], None] = time.sleep,
     uniform: Callable[[float, float], float] = random.uniform,
     log: AttemptLog | None = None,
+    wall: Callable[[], float] = time.time,
 ) -> T:
     """Run `callback` in a read-write transaction, at most MAX_ATTEMPTS times.
 
-    After an aborted attempt, and before the next one, `look` (the same decision in a read-only
-    transaction) runs if given: when the snapshot already decides without writing (another caller won,
-    or the answer is a rejection), that answer is returned and no lock is taken. Losers of a contest
-    thereby stop competing for the locks the winner needs.
+    After an aborted attempt the next one waits for the next retry round (`pause_before_retry`, with
+    `wall` the wall clock). Meanwhile `look` (the same decision in a read-only transaction) runs if given,
+    at once and every LOOK_INTERVAL_SECONDS: when the snapshot already decides without writing (another
+    caller won, or the answer is a rejection), that answer is returned and no lock is taken. Losers of a
+    contest thereby stop competing for the locks the winner needs.
     """
     log = log if log is not None else AttemptLog()
     for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -154,7 +159,7 @@ def run_transaction(
             break
         log.aborts += 1
         if attempt < MAX_ATTEMPTS:
-            pause = uniform(0.0, backoff_bound(attempt))
+            pause = pause_before_retry(wall(), uniform(0.0, ROUND_JITTER_SECONDS))
             if look is None:
                 sleep(pause)
                 continue

@@ -13,7 +13,14 @@ import pytest
 from google.api_core import exceptions as api_exceptions
 
 from reference import AttemptLog, CommandJournalError
-from reference.journal.runner import LOOK_INTERVAL_SECONDS, MAX_ATTEMPTS, backoff_bound, run_transaction
+from reference.journal.runner import (
+    LOOK_INTERVAL_SECONDS,
+    MAX_ATTEMPTS,
+    RETRY_ROUND_SECONDS,
+    ROUND_JITTER_SECONDS,
+    pause_before_retry,
+    run_transaction,
+)
 from tests.fakes import FakeFirestore, FakeFirestoreMisuse
 from tests.unit.journal_builders import (
     CMD,
@@ -35,7 +42,8 @@ from tests.unit.journal_builders import (
 
 TC = T1 + timedelta(seconds=30)
 T2 = T1 + LEASE + timedelta(seconds=5)
-EXPECTED_BOUNDS = [8.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0]
+WALL = 100.0  # the injected wall clock: the next round starts at 102.0
+LONGEST_PAUSE = RETRY_ROUND_SECONDS + ROUND_JITTER_SECONDS
 
 
 def begins(db):
@@ -50,8 +58,8 @@ def commits(db):
 class Recorder:
     """Injected `uniform` and `sleep`: `uniform` answers a fixed fraction of its bound."""
 
-    def __init__(self, fraction: float = 0.5) -> None:
-        self.fraction = fraction
+    def __init__(self, fraction: float = 0.5, wall: float = WALL) -> None:
+        self.fraction, self.now = fraction, wall
         self.uniform_calls: list[tuple[float, float]] = []
         self.pauses: list[float] = []
 
@@ -61,6 +69,9 @@ class Recorder:
 
     def sleep(self, seconds: float) -> None:
         self.pauses.append(seconds)
+
+    def wall(self) -> float:
+        return self.now
 
 
 def creating_body(runs: list[int]):
@@ -74,27 +85,35 @@ def creating_body(runs: list[int]):
     return body
 
 
-def test_backoff_bounds_double_from_eight_seconds_up_to_sixteen():
-    assert [backoff_bound(k) for k in range(1, 10)] == EXPECTED_BOUNDS
+def test_a_retry_waits_for_the_next_wall_clock_round_plus_its_jitter():
+    assert (RETRY_ROUND_SECONDS, ROUND_JITTER_SECONDS) == (3.0, 0.5)
+    assert pause_before_retry(100.0, 0.25) == pytest.approx(2.25)
+    assert pause_before_retry(101.9, 0.5) == pytest.approx(0.6)
+    assert pause_before_retry(102.0, 0.0) == 0.0  # on a boundary: this round
     assert MAX_ATTEMPTS == 10
 
 
 def test_ten_aborted_attempts_are_journal_unavailable_with_nine_bounded_pauses():
     db, runs, recorder, log = FakeFirestore(abort_commits=50), [], Recorder(), AttemptLog()
     with pytest.raises(CommandJournalError) as caught:
-        run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform, log=log)
+        run_transaction(
+            db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall, log=log
+        )
     assert caught.value.code == "journal_unavailable"
     assert caught.value.__cause__ is None and caught.value.__context__ is None
     assert (len(runs), begins(db), commits(db)) == (10, 10, 10)
-    assert recorder.uniform_calls == [(0.0, bound) for bound in EXPECTED_BOUNDS]
-    assert recorder.pauses == [bound / 2 for bound in EXPECTED_BOUNDS]
+    assert recorder.uniform_calls == [(0.0, ROUND_JITTER_SECONDS)] * 9
+    assert recorder.pauses == [pytest.approx(2.25)] * 9
     assert (log.attempts, log.aborts) == (10, 10)
     assert db.dump() == {}
 
 
 def test_nine_aborts_then_success_on_the_tenth_attempt():
     db, runs, recorder = FakeFirestore(abort_commits=9), [], Recorder()
-    assert run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform) == "done"
+    assert (
+        run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall)
+        == "done"
+    )
     assert len(runs) == 10 and len(recorder.pauses) == 9
     assert db.dump() == {"things/one": {"n": 1}}
 
@@ -103,9 +122,12 @@ def test_nine_aborts_then_success_on_the_tenth_attempt():
 def test_three_aborts_cost_three_pauses_and_a_fourth_attempt(where):
     db = FakeFirestore(**{f"abort_{where}": 3})
     runs, recorder = [], Recorder(fraction=1.0)
-    assert run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform) == "done"
+    assert (
+        run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall)
+        == "done"
+    )
     assert begins(db) == 4
-    assert recorder.pauses == EXPECTED_BOUNDS[:3]
+    assert recorder.pauses == [pytest.approx(2.5)] * 3
     assert len(db.calls_named("transaction")) == 4  # one transaction per attempt
     assert {call[1] for call in db.calls_named("transaction")} == {1}  # max_attempts=1: the runner retries
 
@@ -117,9 +139,15 @@ def test_real_uniform_pauses_stay_within_their_bounds(seed_value):
     rng = random.Random(seed_value)
     pauses = []
     with pytest.raises(CommandJournalError):
-        run_transaction(FakeFirestore(abort_commits=50), creating_body([]), sleep=pauses.append, uniform=rng.uniform)
+        run_transaction(
+            FakeFirestore(abort_commits=50),
+            creating_body([]),
+            sleep=pauses.append,
+            uniform=rng.uniform,
+            wall=lambda: rng.uniform(0, 1e9),
+        )
     assert len(pauses) == 9
-    assert all(0.0 <= pause <= bound for pause, bound in zip(pauses, EXPECTED_BOUNDS, strict=True))
+    assert all(0.0 <= pause <= LONGEST_PAUSE for pause in pauses)
 
 
 class ScriptedLook:
@@ -138,10 +166,18 @@ class ScriptedLook:
 
 
 def test_a_pause_is_watched_in_slices_with_a_look_at_its_start_and_after_each_slice():
-    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.15), AttemptLog()  # pause 1.2 s
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.4, wall=101.0), AttemptLog()  # pause 1.2 s
     look = ScriptedLook(decide_at=None)
     assert (
-        run_transaction(db, creating_body([]), look=look, sleep=recorder.sleep, uniform=recorder.uniform, log=log)
+        run_transaction(
+            db,
+            creating_body([]),
+            look=look,
+            sleep=recorder.sleep,
+            uniform=recorder.uniform,
+            wall=recorder.wall,
+            log=log,
+        )
         == "done"
     )
     assert recorder.pauses == pytest.approx([0.5, 0.5, 0.2])
@@ -150,10 +186,18 @@ def test_a_pause_is_watched_in_slices_with_a_look_at_its_start_and_after_each_sl
 
 
 def test_a_look_that_decides_mid_pause_answers_at_once_without_another_read_write_attempt():
-    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.25), AttemptLog()  # pause 2 s
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=1.0, wall=100.5), AttemptLog()  # pause 2 s
     look = ScriptedLook(decide_at=3)
     assert (
-        run_transaction(db, creating_body([]), look=look, sleep=recorder.sleep, uniform=recorder.uniform, log=log)
+        run_transaction(
+            db,
+            creating_body([]),
+            look=look,
+            sleep=recorder.sleep,
+            uniform=recorder.uniform,
+            wall=recorder.wall,
+            log=log,
+        )
         == "decided"
     )
     assert recorder.pauses == [0.5, 0.5]  # the third look decided: the rest of the pause is skipped
@@ -162,10 +206,16 @@ def test_a_look_that_decides_mid_pause_answers_at_once_without_another_read_writ
 
 
 def test_a_zero_pause_still_looks_once_before_the_retry():
-    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.0), AttemptLog()
+    db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=0.0, wall=102.0), AttemptLog()
     assert (
         run_transaction(
-            db, creating_body([]), look=ScriptedLook(None), sleep=recorder.sleep, uniform=recorder.uniform, log=log
+            db,
+            creating_body([]),
+            look=ScriptedLook(None),
+            sleep=recorder.sleep,
+            uniform=recorder.uniform,
+            wall=recorder.wall,
+            log=log,
         )
         == "done"
     )
@@ -179,7 +229,13 @@ def test_a_look_that_meets_a_firestore_failure_is_journal_unavailable_at_once():
     db, recorder, log = FakeFirestore(abort_commits=1), Recorder(fraction=1.0), AttemptLog()
     with pytest.raises(CommandJournalError) as caught:
         run_transaction(
-            db, creating_body([]), look=failing_look, sleep=recorder.sleep, uniform=recorder.uniform, log=log
+            db,
+            creating_body([]),
+            look=failing_look,
+            sleep=recorder.sleep,
+            uniform=recorder.uniform,
+            wall=recorder.wall,
+            log=log,
         )
     assert caught.value.code == "journal_unavailable" and caught.value.__cause__ is None
     assert (log.attempts, log.aborts, log.looks, recorder.pauses) == (1, 1, 1, [])  # no waiting out the pause
@@ -204,7 +260,7 @@ def test_a_non_aborted_firestore_error_is_unavailable_at_once(where, error):
     db = FakeFirestore(**{f"fail_{where}_with": error("detail checkoutRequests/secret-path")})
     runs, recorder = [], Recorder()
     with pytest.raises(CommandJournalError) as caught:
-        run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform)
+        run_transaction(db, creating_body(runs), sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall)
     assert caught.value.code == "journal_unavailable"
     assert caught.value.__cause__ is None and caught.value.__context__ is None
     assert (begins(db), recorder.pauses) == (1, [])
@@ -216,7 +272,7 @@ def test_a_transport_error_is_unavailable():
     db = FakeFirestore(fail_commit_with=google.auth.exceptions.TransportError("connection reset to 10.0.0.1"))
     recorder = Recorder()
     with pytest.raises(CommandJournalError) as caught:
-        run_transaction(db, creating_body([]), sleep=recorder.sleep, uniform=recorder.uniform)
+        run_transaction(db, creating_body([]), sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall)
     assert caught.value.code == "journal_unavailable"
     assert caught.value.__context__ is None
 
@@ -230,7 +286,7 @@ def test_a_journal_error_from_the_callback_is_the_answer_and_is_not_retried():
         raise raised
 
     with pytest.raises(CommandJournalError) as caught:
-        run_transaction(db, body, sleep=recorder.sleep, uniform=recorder.uniform)
+        run_transaction(db, body, sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall)
     assert caught.value is raised
     assert (begins(db), commits(db), len(db.calls_named("rollback")), recorder.pauses) == (1, 0, 1, [])
 
@@ -242,7 +298,7 @@ def test_a_programming_error_in_the_callback_is_neither_retried_nor_disguised():
         raise KeyError("bug")
 
     with pytest.raises(KeyError):
-        run_transaction(db, body, sleep=recorder.sleep, uniform=recorder.uniform)
+        run_transaction(db, body, sleep=recorder.sleep, uniform=recorder.uniform, wall=recorder.wall)
     assert (begins(db), recorder.pauses) == (1, [])
 
 
@@ -267,7 +323,7 @@ def test_every_attempt_reuses_the_single_clock_reading(operation, make_db, at, k
     call(operation, db, at, clock=clock, attempt_log=log, **kwargs)
     assert clock.calls == 1
     assert (log.attempts, log.aborts) == (4, 3)
-    assert all(0 < pause <= LOOK_INTERVAL_SECONDS for pause in pauses) and sum(pauses) <= sum(EXPECTED_BOUNDS[:3])
+    assert all(0 < pause <= LOOK_INTERVAL_SECONDS for pause in pauses) and sum(pauses) <= 3 * LONGEST_PAUSE
     by_attempt = defaultdict(list)
     for transaction, kind, path, data in db.buffered_writes:
         by_attempt[transaction].append((kind, path, data))
