@@ -57,15 +57,21 @@ def copy_modules(package: types.ModuleType) -> dict[str, types.ModuleType]:
     return found
 
 
-def load_reference_copy(alias: str, source_dir: Path = REFERENCE_PACKAGE_DIR) -> types.ModuleType:
+def load_reference_copy(
+    alias: str, source_dir: Path = REFERENCE_PACKAGE_DIR, *, package_name: str = "journal"
+) -> types.ModuleType:
     """Load a fresh copy of the reference journal as `known_bad._copies.<alias>.journal` and return it.
 
     `alias` must be a Python identifier not used before in this process (a copy is never reloaded or
-    shared: reuse the returned module instead).
+    shared: reuse the returned module instead). Another reference package is copied the same way by passing
+    its directory and name: `source_dir=<reference/lantern>, package_name="lantern"` loads
+    `known_bad._copies.<alias>.lantern` (known_bad.lantern does).
     """
     if not alias.isidentifier():
         raise ValueError(f"alias must be an identifier, got {alias!r}")
-    name = f"{COPIES}.{alias}.journal"
+    if not package_name.isidentifier():
+        raise ValueError(f"package_name must be an identifier, got {package_name!r}")
+    name = f"{COPIES}.{alias}.{package_name}"
     if name in sys.modules:
         raise ValueError(f"a copy named {name} is already loaded")
     _namespace(COPIES)
@@ -85,7 +91,7 @@ def load_reference_copy(alias: str, source_dir: Path = REFERENCE_PACKAGE_DIR) ->
         for loaded in copy_modules(package):
             sys.modules.pop(f"{name}.{loaded}" if loaded else name, None)
         raise
-    parent.journal = package
+    setattr(parent, package_name, package)
     return package
 
 

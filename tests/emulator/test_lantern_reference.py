@@ -8,24 +8,22 @@ write-set rule (`write_set_violations`), and a read-only answer must have sent n
 The seed's concurrency probes run at small width as plain tests: each collides on a WRITTEN document (INV-5),
 the lantern for ends and the guard for lights, which is what makes them valid on the serializing emulator.
 A contested pair costs one emulator lock timeout (~2 s) plus backoff. No `lantern_unavailable` is accepted.
+
+The calls, races and document helpers are tests/emulator/lantern_support.py's, with the system under test
+passed explicitly (`REFERENCE_LANTERN` here); the known-bad catalogue's test uses the same helpers.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from google.cloud.firestore_v1.transaction import Transaction
 
-import reference.lantern as lantern_api
 from model.lantern import (
-    LANTERN_TTL,
     REACHABLE_IDS,
     CreateVenue,
     DeleteVenue,
@@ -42,155 +40,41 @@ from model.lantern import (
     step,
     write_set_violations,
 )
-from reference.lantern import AttemptLog, LanternError
+from reference.lantern import AttemptLog
+from tests.emulator.lantern_support import (
+    AT_BAR,
+    AT_CLUB,
+    BAR,
+    CAFE,
+    CLUB,
+    FAR,
+    H2,
+    REFERENCE_LANTERN,
+    T0,
+    US,
+    Answer,
+    LanternSystem,
+    RecordingClient,
+    answer,
+    call,
+    make_stored,
+    race,
+    stored_documents,
+    typed,
+)
 
 pytestmark = pytest.mark.emulator
 
-T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
-US = timedelta(microseconds=1)
-H2 = LANTERN_TTL
-COLLECTIONS = ("venues", "lanterns", "publicPins", "activeLanterns")
-BAR = CreateVenue("bar", "Bar Lantern", 52.5200, 13.4050, 150)
-CLUB = CreateVenue("club", "Club Lantern", 52.5230, 13.4110, 100)
-CAFE = CreateVenue("cafe", "Cafe Lantern", 52.5170, 13.3990, 80)
-AT_BAR, AT_CLUB, FAR = (52.5200, 13.4050), (52.5230, 13.4110), (52.5300, 13.4300)
 
-
-# --- calling the reference with a model operation -----------------------------------------------------------------
-
-
-def call(db: Any, op: Any, attempt_log: AttemptLog | None = None) -> dict[str, Any] | str:
-    """Run one model operation through the reference: its output's `.to_json()`, or its error code."""
-    log = {"attempt_log": attempt_log}
-    clock = {"clock": (lambda: op.now)} if hasattr(op, "now") else {}
-    try:
-        if isinstance(op, CreateVenue):
-            out = lantern_api.create_venue(
-                db=db,
-                venue_id=op.venue_id,
-                name=op.name,
-                latitude=op.latitude,
-                longitude=op.longitude,
-                radius_meters=op.radius_meters,
-                **log,
-            )
-        elif isinstance(op, DeleteVenue):
-            out = lantern_api.delete_venue(db=db, venue_id=op.venue_id, **log)
-        elif isinstance(op, Light):
-            out = lantern_api.light_lantern(
-                db=db,
-                user_id=op.user_id,
-                lantern_id=op.lantern_id,
-                venue_id=op.venue_id,
-                latitude=op.latitude,
-                longitude=op.longitude,
-                **clock,
-                **log,
-            )
-        elif isinstance(op, ScheduledLight):
-            out = lantern_api.activate_scheduled_lantern(
-                db=db,
-                user_id=op.user_id,
-                lantern_id=op.lantern_id,
-                venue_id=op.venue_id,
-                scheduled_for=op.scheduled_for,
-                **clock,
-                **log,
-            )
-        elif isinstance(op, Extinguish):
-            out = lantern_api.extinguish_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, **clock, **log)
-        else:
-            assert isinstance(op, ReadActive)
-            out = lantern_api.read_active_lanterns(db=db, **clock, **log)
-    except LanternError as error:
-        return error.code
-    return out.to_json()
-
-
-# --- stored documents ---------------------------------------------------------------------------------------------
-
-
-def stored_documents(db: Any) -> dict[str, dict[str, Any]]:
-    found = {}
-    for name in COLLECTIONS:
-        for snapshot in db.collection(name).stream():
-            found[f"{name}/{snapshot.id}"] = snapshot.to_dict()
-    return found
-
-
-def _typed(value: Any) -> Any:
-    """A comparison key that tells bool from int from float and requires aware UTC datetimes."""
-    if isinstance(value, datetime):
-        assert value.utcoffset() == timedelta(0), "stored timestamps must be aware UTC"
-        return ("timestamp", (value - T0) // US)
-    return (type(value).__name__, value)
-
-
-def typed(docs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {path: {field: _typed(value) for field, value in doc.items()} for path, doc in docs.items()}
-
-
-def make_stored(db: Any, docs: dict[str, dict[str, Any]]) -> None:
-    """Make the four collections hold exactly `docs` (admin path, one batch): how a fault's documents, or
-    damaged data the layer must cope with, are put in place."""
-    batch = db.batch()
-    for path in stored_documents(db).keys() - docs.keys():
-        batch.delete(db.document(path))
-    for path, data in docs.items():
-        batch.set(db.document(path), dict(data))
-    batch.commit()
-
-
-@dataclass(frozen=True)
-class SentCommit:
-    """One commit RPC that carried writes: the paths written (updates, creates, sets and deletes alike)."""
-
-    paths: tuple[str, ...]
-    applied: bool
-
-
-class _RecordingTransaction(Transaction):
-    def __init__(self, client: Any, recorder: RecordingClient, **kwargs: Any) -> None:
-        super().__init__(client, **kwargs)
-        self._recorder = recorder
-
-    def _commit(self) -> list:
-        if not self._write_pbs:
-            return super()._commit()  # a read-only decision sends no write
-        prefix = self._client._database_string + "/documents/"
-        paths = tuple((write.update.name or write.delete).removeprefix(prefix) for write in self._write_pbs)
-        try:
-            result = super()._commit()
-        except Exception:
-            self._recorder.commits.append(SentCommit(paths, applied=False))
-            raise
-        self._recorder.commits.append(SentCommit(paths, applied=True))
-        return result
-
-
-class RecordingClient:
-    """A thin proxy around a real client that records every transaction commit carrying writes."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self.commits: list[SentCommit] = []
-
-    def transaction(self, **kwargs: Any) -> Transaction:
-        return _RecordingTransaction(self._client, self, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-    @property
-    def applied(self) -> list[SentCommit]:
-        return [commit for commit in self.commits if commit.applied]
+# --- the reference and the model in lockstep ----------------------------------------------------------------------
 
 
 class Lockstep:
     """The reference and the model side by side; every step compares answers, documents and invariants."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, system: LanternSystem = REFERENCE_LANTERN) -> None:
         self.db = RecordingClient(db)
+        self.system = system
         self.state = LanternState.empty()
         self.fired: set[str] = set()
 
@@ -200,9 +84,9 @@ class Lockstep:
         assert invariant_violations(stored) == ()
         return stored
 
-    def apply(self, op: Any, expected_transition: str | None = None) -> dict[str, Any] | str:
+    def apply(self, op: Any, expected_transition: str | None = None) -> Answer:
         sent_before = len(self.db.commits)
-        observed = call(self.db, op)
+        observed = call(self.db, op, system=self.system)
         self.state, result = step(self.state, op)
         where = describe_op(op, epoch=T0)
         assert result.matches(observed), (where, observed, result)
@@ -222,33 +106,12 @@ class Lockstep:
         self.state, _result = step(self.state, op)
 
 
-def answer(function: Callable[[], Any]) -> dict[str, Any] | str:
-    try:
-        return function().to_json()
-    except LanternError as error:
-        return error.code
-
-
-def race(lock: Lockstep, ops: Sequence[Any], logs: Sequence[AttemptLog] | None = None) -> list[dict[str, Any] | str]:
-    """Run the operations through the reference in threads released together by one barrier; their answers
-    in operation order."""
-    barrier = threading.Barrier(len(ops))
-    answers: list[Any] = [None] * len(ops)
-    logs = logs or [None] * len(ops)
-
-    def run(index: int) -> None:
-        barrier.wait()
-        answers[index] = call(lock.db, ops[index], logs[index])
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(ops))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
-    assert not any(thread.is_alive() for thread in threads), "a racer never returned"
-    for commit in lock.db.commits:
-        assert write_set_violations(commit.paths) == (), commit
-    return answers
+def race_reference(lock: Lockstep, ops: Sequence[Any], logs: Sequence[AttemptLog] | None = None) -> list[Answer]:
+    """Race the operations through the lockstep's system (lantern_support.race): it must report no problem (no hung or
+    crashed racer, no commit breaking the write-set rule); the answers in operation order."""
+    outcome = race(lock.db, ops, logs, system=lock.system)
+    assert outcome.problems == (), outcome.problems
+    return list(outcome.answers)
 
 
 def linearize(lock: Lockstep, ops: Sequence[Any], answers: Sequence[Any]) -> tuple[Any, ...]:
@@ -328,7 +191,7 @@ def test_every_reachable_transition_against_the_model(firestore_db):
 def test_invalid_inputs_and_an_untrusted_clock_write_nothing(firestore_db):
     lock = Lockstep(firestore_db)
     lock.apply(BAR)
-    db = lock.db
+    db, lantern_api = lock.db, REFERENCE_LANTERN.api
     bad_calls = [
         lambda: lantern_api.light_lantern(
             db=db, user_id="a/b", lantern_id="l", venue_id="bar", latitude=52.52, longitude=13.405
@@ -390,7 +253,7 @@ def test_double_extinguish_of_one_lantern_decrements_once(firestore_db):
     for op in (BAR, Light("alice", "lan-1", "bar", *AT_BAR, now=T0), Light("bob", "lan-2", "bar", *AT_BAR, now=T0)):
         lock.apply(op)
     put_out = Extinguish("alice", "lan-1", now=T0 + timedelta(minutes=10))
-    answers = race(lock, [put_out, put_out])
+    answers = race_reference(lock, [put_out, put_out])
     assert sorted(answers, key=str) == sorted(
         [{"outcome": "extinguished", "lanternId": "lan-1"}, "lantern_not_active"], key=str
     )
@@ -416,7 +279,7 @@ def test_extinguish_racing_a_relight_linearizes(firestore_db):
         lock.apply(op)
     now = T0 + timedelta(minutes=5)
     ops = [Extinguish("alice", "lan-1", now=now), Light("alice", "lan-2", "club", *AT_CLUB, now=now)]
-    answers = race(lock, ops)
+    answers = race_reference(lock, ops)
     assert answers[0] == {"outcome": "extinguished", "lanternId": "lan-1"}
     assert answers[1] == "lantern_already_active" or answers[1]["outcome"] == "lit"
     linearize(lock, ops, answers)
@@ -441,7 +304,7 @@ def test_24_concurrent_lights_at_one_venue_count_exactly(firestore_db):
     ops = [Light(f"user-{n:02d}", f"lan-{n:02d}", "bar", *AT_BAR, now=T0 + n * US) for n in range(24)]
     logs = [AttemptLog() for _ in ops]
     started = time.monotonic()
-    answers = race(lock, ops, logs)
+    answers = race_reference(lock, ops, logs)
     elapsed = time.monotonic() - started
     assert answers == [step(lock.state, op)[1].output for op in ops]  # independent users: any order
     for op in ops:
@@ -460,7 +323,7 @@ def test_manual_and_scheduled_doors_race_for_one_user(firestore_db):
         Light("alice", "lan-1", "bar", *AT_BAR, now=T0),
         ScheduledLight("alice", "lan-2", "club", T0 - timedelta(minutes=1), now=T0),
     ]
-    answers = race(lock, ops)
+    answers = race_reference(lock, ops)
     assert sorted(a if isinstance(a, str) else a["outcome"] for a in answers) == ["lantern_already_active", "lit"]
     linearize(lock, ops, answers)
 
@@ -477,7 +340,7 @@ def test_auto_extinguish_on_read_racing_a_manual_extinguish(firestore_db):
         lock.apply(op)
     later = T0 + H2 + timedelta(seconds=1)
     ops = [ReadActive(now=later), Extinguish("alice", "lan-1", now=later)]
-    answers = race(lock, ops)
+    answers = race_reference(lock, ops)
     assert [view["lanternId"] for view in answers[0]["lanterns"]] == ["lan-2"]
     assert answers[1] in ({"outcome": "expired", "lanternId": "lan-1"}, "lantern_not_active")
     linearize(lock, ops, answers)

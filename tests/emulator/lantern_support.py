@@ -1,0 +1,286 @@
+"""Shared helpers for the lantern emulator tests (docs/lantern-contract.md): the reference's own tests
+(test_lantern_reference.py) and the known-bad catalogue's (test_lantern_known_bad.py).
+
+- `LanternSystem`: a lantern system under test, i.e. a module with the six operations and its own error type.
+  `REFERENCE_LANTERN` is `reference.lantern`; `variant_system(name)` is a known-bad copy (known_bad.lantern).
+  Every helper that calls the system takes it as an explicit `system=` parameter: nothing is swapped.
+- `call`: one model operation (model.lantern's CreateVenue, Light, ...) through a system; `answer`: any
+  zero-argument call of a system, as the caller sees it (`.to_json()` or the error code).
+- `stored_documents`, `typed`, `make_stored`: the four collections as stored, compared with exact types.
+- `RecordingClient`: a client proxy recording every transaction commit that carries writes (`SentCommit`).
+- `race`: operations in threads released together by one barrier; a `RaceOutcome` with the answers and the
+  problems seen (racers that hung or raised, commits that break `write_set_violations`), never an assertion.
+- Scenario constants: the clock origin `T0`, `US`, `H2` (the lantern TTL), venues and positions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from types import ModuleType
+from typing import Any
+
+import attrs
+from google.cloud.firestore_v1.transaction import Transaction
+
+import reference.lantern
+from known_bad.lantern import variant
+from model.lantern import (
+    LANTERN_TTL,
+    CreateVenue,
+    DeleteVenue,
+    Extinguish,
+    Light,
+    ReadActive,
+    ScheduledLight,
+    write_set_violations,
+)
+from reference.lantern import AttemptLog
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
+US = timedelta(microseconds=1)
+H2 = LANTERN_TTL
+COLLECTIONS = ("venues", "lanterns", "publicPins", "activeLanterns")
+BAR = CreateVenue("bar", "Bar Lantern", 52.5200, 13.4050, 150)
+CLUB = CreateVenue("club", "Club Lantern", 52.5230, 13.4110, 100)
+CAFE = CreateVenue("cafe", "Cafe Lantern", 52.5170, 13.3990, 80)
+AT_BAR, AT_CLUB, FAR = (52.5200, 13.4050), (52.5230, 13.4110), (52.5300, 13.4300)
+
+Answer = dict[str, Any] | str
+
+
+# --- the system under test ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class LanternSystem:
+    """A lantern system: `api` has the six operations (light_lantern, activate_scheduled_lantern,
+    extinguish_lantern, read_active_lanterns, create_venue, delete_venue) and raises `error`, whose `.code` is
+    the contract's error code. `name` is how the system is spelled (`reference.lantern`,
+    `known_bad.lantern:<variant>`)."""
+
+    name: str
+    api: ModuleType
+    error: type[Exception]
+
+    @classmethod
+    def of(cls, name: str, api: ModuleType) -> LanternSystem:
+        return cls(name, api, api.LanternError)
+
+
+REFERENCE_LANTERN = LanternSystem.of("reference.lantern", reference.lantern)
+
+
+def variant_system(name: str) -> LanternSystem:
+    """The known-bad variant `name` (known_bad.lantern) as a system: its own copy and its own LanternError."""
+    v = variant(name)
+    return LanternSystem.of(v.system_spec, v.build())
+
+
+# --- calling a system -------------------------------------------------------------------------------------------
+
+
+def call(
+    db: Any, op: Any, attempt_log: AttemptLog | None = None, *, system: LanternSystem = REFERENCE_LANTERN
+) -> Answer:
+    """Run one model operation through `system`: its output's `.to_json()`, or its error code."""
+    api = system.api
+    log = {"attempt_log": attempt_log}
+    clock = {"clock": (lambda: op.now)} if hasattr(op, "now") else {}
+    try:
+        if isinstance(op, CreateVenue):
+            out = api.create_venue(
+                db=db,
+                venue_id=op.venue_id,
+                name=op.name,
+                latitude=op.latitude,
+                longitude=op.longitude,
+                radius_meters=op.radius_meters,
+                **log,
+            )
+        elif isinstance(op, DeleteVenue):
+            out = api.delete_venue(db=db, venue_id=op.venue_id, **log)
+        elif isinstance(op, Light):
+            out = api.light_lantern(
+                db=db,
+                user_id=op.user_id,
+                lantern_id=op.lantern_id,
+                venue_id=op.venue_id,
+                latitude=op.latitude,
+                longitude=op.longitude,
+                **clock,
+                **log,
+            )
+        elif isinstance(op, ScheduledLight):
+            out = api.activate_scheduled_lantern(
+                db=db,
+                user_id=op.user_id,
+                lantern_id=op.lantern_id,
+                venue_id=op.venue_id,
+                scheduled_for=op.scheduled_for,
+                **clock,
+                **log,
+            )
+        elif isinstance(op, Extinguish):
+            out = api.extinguish_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, **clock, **log)
+        else:
+            assert isinstance(op, ReadActive), op
+            out = api.read_active_lanterns(db=db, **clock, **log)
+    except system.error as error:
+        return error.code
+    return out.to_json()
+
+
+def answer(function: Callable[[], Any], *, system: LanternSystem = REFERENCE_LANTERN) -> Answer:
+    """A zero-argument call of `system`'s api as its caller sees it: `.to_json()`, or the error code."""
+    try:
+        return function().to_json()
+    except system.error as error:
+        return error.code
+
+
+# --- stored documents ---------------------------------------------------------------------------------------------
+
+
+def stored_documents(db: Any) -> dict[str, dict[str, Any]]:
+    found = {}
+    for name in COLLECTIONS:
+        for snapshot in db.collection(name).stream():
+            found[f"{name}/{snapshot.id}"] = snapshot.to_dict()
+    return found
+
+
+def _typed(value: Any) -> Any:
+    """A comparison key that tells bool from int from float and requires aware UTC datetimes."""
+    if isinstance(value, datetime):
+        assert value.utcoffset() == timedelta(0), "stored timestamps must be aware UTC"
+        return ("timestamp", (value - T0) // US)
+    return (type(value).__name__, value)
+
+
+def typed(docs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {path: {field: _typed(value) for field, value in doc.items()} for path, doc in docs.items()}
+
+
+def make_stored(db: Any, docs: dict[str, dict[str, Any]]) -> None:
+    """Make the four collections hold exactly `docs` (admin path, one batch): how a fault's documents, or
+    damaged data the layer must cope with, are put in place."""
+    batch = db.batch()
+    for path in stored_documents(db).keys() - docs.keys():
+        batch.delete(db.document(path))
+    for path, data in docs.items():
+        batch.set(db.document(path), dict(data))
+    batch.commit()
+
+
+# --- recording commits ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SentCommit:
+    """One commit RPC that carried writes: the paths written (updates, creates, sets and deletes alike)."""
+
+    paths: tuple[str, ...]
+    applied: bool
+
+
+class _RecordingTransaction(Transaction):
+    def __init__(self, client: Any, recorder: RecordingClient, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        self._recorder = recorder
+
+    def _commit(self) -> list:
+        if not self._write_pbs:
+            return super()._commit()  # a read-only decision sends no write
+        prefix = self._client._database_string + "/documents/"
+        paths = tuple((write.update.name or write.delete).removeprefix(prefix) for write in self._write_pbs)
+        try:
+            result = super()._commit()
+        except Exception:
+            self._recorder.commits.append(SentCommit(paths, applied=False))
+            raise
+        self._recorder.commits.append(SentCommit(paths, applied=True))
+        return result
+
+
+class RecordingClient:
+    """A thin proxy around a real client that records every transaction commit carrying writes (batch commits
+    are not recorded)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.commits: list[SentCommit] = []
+
+    def transaction(self, **kwargs: Any) -> Transaction:
+        return _RecordingTransaction(self._client, self, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    @property
+    def applied(self) -> list[SentCommit]:
+        return [commit for commit in self.commits if commit.applied]
+
+
+# --- races ------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RaceOutcome:
+    """What a race left: each operation's answer (in operation order; None for a racer that raised or never
+    returned) and the problems seen, one sentence each: `racer_problems` (a racer hung or raised something
+    other than the system's error) and `write_set_problems` (a commit sent during the race breaks
+    `write_set_violations`)."""
+
+    answers: tuple[Answer | None, ...]
+    racer_problems: tuple[str, ...]
+    write_set_problems: tuple[str, ...]
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Every problem (empty when the race was clean)."""
+        return self.racer_problems + self.write_set_problems
+
+
+def race(
+    db: RecordingClient,
+    ops: Sequence[Any],
+    logs: Sequence[AttemptLog | None] | None = None,
+    *,
+    system: LanternSystem = REFERENCE_LANTERN,
+    timeout: float = 300,
+) -> RaceOutcome:
+    """Run the operations through `system` in threads released together by one barrier.
+
+    Problems (reported, never asserted): a racer still running after `timeout` seconds, a racer that raised
+    anything but the system's error, and every commit sent during the race (applied or not) whose written
+    paths break `write_set_violations`."""
+    barrier = threading.Barrier(len(ops))
+    answers: list[Answer | None] = [None] * len(ops)
+    crashed: list[str] = []
+    attempt_logs = list(logs) if logs is not None else [None] * len(ops)
+    sent_before = len(db.commits)
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait()
+            answers[index] = call(db, ops[index], attempt_logs[index], system=system)
+        except BaseException as error:  # noqa: BLE001 - reported as a problem of the race
+            crashed.append(f"racer {index + 1} raised {type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(ops))]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    hung = [f"racer {i + 1} never returned (after {timeout:g} s)" for i, t in enumerate(threads) if t.is_alive()]
+    write_set = [
+        f"{problem} ({'applied' if commit.applied else 'not applied'}: {sorted(commit.paths)})"
+        for commit in db.commits[sent_before:]
+        for problem in write_set_violations(commit.paths)
+    ]
+    return RaceOutcome(tuple(answers), tuple(hung + crashed), tuple(write_set))
