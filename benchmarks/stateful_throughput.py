@@ -11,7 +11,10 @@
 (c) stateful steps/s: `JournalMachine` (real reference) under `--examples` derandomized examples of at
     most `--steps` steps, counting the operations the Lockstep applied (one per rule step; a two-call
     rule counts two), divided by the wall time of the whole run: Hypothesis, the model, the reference
-    calls, the document read-back after every step and the project reset between examples included.
+    calls, every document read-back and the project reset between examples included. The read-back is
+    what `fencecheck.lockstep` documents: after each operation one batched get of the operation's key;
+    the whole project before the first step, every `FULL_CHECK_EVERY` (16) operations and at the end of
+    each example.
 
 After `--warmup` unmeasured transactions (a cold emulator JVM is up to twice slower for its first few
 hundred requests), the three are measured in `--rounds` interleaved rounds (a, b, c, a, b, c, ...), so
