@@ -1,5 +1,7 @@
 """Command line: `fencecheck gate` runs every suite against one emulator and writes the evidence report;
-`fencecheck report ARTIFACTS_DIR` renders the report again from an artifacts directory.
+`fencecheck report ARTIFACTS_DIR` renders the report again from an artifacts directory; `fencecheck replay PATH`
+runs a saved counterexample again; `fencecheck emulator start|stop|status` keeps one emulator running between
+commands.
 
 The gate is wiring only: it owns the emulator for the run (or uses $FIRESTORE_EMULATOR_HOST), runs each
 suite as its own pytest process (so one suite's crash cannot hide another's result), records what only it
@@ -16,11 +18,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import report
+from . import failures, report
 from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .junit import SuiteCounts, parse_junit
 from .report.model import PASS
+from .systems import ENV_SYSTEM, import_module
 
 PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
@@ -41,15 +44,46 @@ SUITES = (
 )
 
 
-def _run_suite(suite: Suite, artifacts: Path, profile: str, workers: str) -> tuple[str, SuiteCounts, float]:
+# Under --known-bad the catalogue is left out: it runs every variant on purpose, and it is not what is asked.
+KNOWN_BAD_CATALOGUE = "stateful_tests/test_known_bad.py"
+TAKES_THE_SYSTEM = ("stateful", "races")  # the other suites test the reference (and the harness) directly
+
+
+def known_bad_names() -> list[str]:
+    catalogue = import_module("known_bad.journal", "the known-bad catalogue")
+    return [v.name for v in (*catalogue.VARIANTS, *getattr(catalogue, "CONCURRENT_VARIANTS", ()))]
+
+
+def known_bad_system(name: str) -> str:
+    """`known_bad.journal:<name>` for a variant of the catalogue; a usage error listing the names otherwise."""
+    names = known_bad_names()
+    if name not in names:
+        raise UsageError(f"unknown known-bad variant {name!r}: expected one of {', '.join(names)} "
+                         "(known_bad/journal/)")
+    return import_module("known_bad.journal", "the known-bad catalogue").SYSTEM_SPEC.format(name=name)
+
+
+def suite_args(suite: Suite, system: str | None) -> tuple[str, ...]:
+    if system is not None and suite.name == "stateful":
+        return (*suite.args, f"--ignore={KNOWN_BAD_CATALOGUE}")
+    return suite.args
+
+
+def _run_suite(
+    suite: Suite, artifacts: Path, profile: str, workers: str, system: str | None
+) -> tuple[str, SuiteCounts, float]:
     junit_path = artifacts / "junit" / f"{suite.name}.xml"
     junit_path.parent.mkdir(parents=True, exist_ok=True)
     command = [
-        sys.executable, "-m", "pytest", *suite.args, "-q", "-n", workers, "-p", "no:cacheprovider",
+        sys.executable, "-m", "pytest", *suite_args(suite, system), "-q", "-n", workers, "-p", "no:cacheprovider",
         f"--junitxml={junit_path}", f"--hypothesis-profile={profile}",
     ]
+    env = dict(os.environ)
+    env.pop(ENV_SYSTEM, None)  # a gate never runs against a system it was not asked for
+    if system is not None:
+        env[ENV_SYSTEM] = system
     started = time.monotonic()
-    returncode = subprocess.run(command, check=False).returncode
+    returncode = subprocess.run(command, check=False, env=env).returncode
     elapsed = time.monotonic() - started
     if returncode == NO_TESTS_COLLECTED:
         return "empty", SuiteCounts(), elapsed
@@ -61,9 +95,15 @@ def _run_suite(suite: Suite, artifacts: Path, profile: str, workers: str) -> tup
 def gate(args: argparse.Namespace) -> int:
     if args.profile not in PROFILES:
         raise UsageError(f"unknown profile {args.profile!r}: expected one of {', '.join(PROFILES)}")
+    system = known_bad_system(args.known_bad) if args.known_bad else None
     artifacts = Path(args.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / failures.SIDECAR).unlink(missing_ok=True)  # an earlier run's must not describe this one
     selected = [s for s in SUITES if not args.suite or s.name in args.suite]
+    if system is not None:
+        print(f"running against the known-bad variant {args.known_bad} ({system}), not the reference: the "
+              f"{' and '.join(TAKES_THE_SYSTEM)} suites take it, the others test the reference as always",
+              flush=True)
     record = report.GateRecord.begin(
         profile=args.profile, workers=args.workers, selected=tuple(s.name for s in selected)
     )
@@ -75,7 +115,7 @@ def gate(args: argparse.Namespace) -> int:
         try:
             for index, suite in enumerate(selected, 1):
                 print(f"[{index}/{len(selected)}] {suite.name} ...", flush=True)
-                status, counts, elapsed = _run_suite(suite, artifacts, args.profile, args.workers)
+                status, counts, elapsed = _run_suite(suite, artifacts, args.profile, args.workers, system)
                 record = record.with_suite(suite.name, status, elapsed)
                 record.save(artifacts)
                 print(f"[{index}/{len(selected)}] {suite.name}: {status}, {counts.passed} passed, "
@@ -86,12 +126,28 @@ def gate(args: argparse.Namespace) -> int:
         lock_timeouts = emulator.lock_timeout_count()
     record = record.finish(interrupted=interrupted, lock_timeouts=lock_timeouts)
     record.save(artifacts)
+    found = failures.collect(artifacts, [s.name for s in selected])
+    failures.save_sidecar(artifacts, system, found)
+    for line in failures.terminal_lines(found, system):
+        print(line, flush=True)
+    if system is not None and not found and not interrupted:
+        print(f"the known-bad variant {args.known_bad} SURVIVED the selected suites: nothing they check tells it "
+              f"from the reference", flush=True)
     run = report.collect(artifacts, suites=[s.name for s in SUITES], record=record)
     paths = report.write_reports(run, artifacts)
+    _add_failures(paths, found, system)
     print(f"verdict: {run.verdict.status}  ({', '.join(str(p) for p in paths)})", flush=True)
     if interrupted:
         return 130
     return 0 if run.verdict.status == PASS else 1
+
+
+def _add_failures(paths: list[Path], found: list[failures.Failure], system: str | None) -> None:
+    """evidence.md gets a "What failed" section (failing property, counterexample, replay command); see
+    fencecheck/failures.py for why it is added here rather than by the report's renderer."""
+    for path in paths:
+        if path.name == "evidence.md":
+            failures.add_to_markdown(path, failures.markdown_section(found, system))
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -101,8 +157,53 @@ def report_command(args: argparse.Namespace) -> int:
     run = report.collect(artifacts, suites=[s.name for s in SUITES])
     output = Path(args.output) if args.output else artifacts
     paths = report.write_reports(run, output, artifacts=artifacts)
+    failing = [s.name for s in run.suites if s.failing]  # the report's view: stale JUnit files are left out
+    _add_failures(paths, failures.collect(artifacts, failing), failures.load_system(artifacts))
     print(f"verdict: {run.verdict.status}  ({', '.join(str(p) for p in paths)})", flush=True)
     return 0 if run.verdict.status == PASS else 1
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    from . import replay
+    from .systems import resolve_system
+
+    path = Path(args.path)
+    kind = replay.kind_of(path)
+    # Everything that can be wrong with the file is found before an emulator starts.
+    saved = replay.load_race(path) if kind == "race" else None
+    system = resolve_system(saved.system if saved is not None else replay.program_system(path))
+    with emulator_from_environment(log_dir=Path("artifacts") / "emulator") as emulator:
+        if saved is None:
+            outcome = replay.replay_program(path, emulator.host, system)
+        else:
+            outcome = replay.replay_race(saved, emulator, system)
+    for line in outcome.lines:
+        print(line, flush=True)
+    return 1 if outcome.still_fails else 0
+
+
+def emulator_command(args: argparse.Namespace) -> int:
+    from . import emulator_service as service
+
+    directory = service.state_dir()
+    if args.action == "start":
+        done = service.start(directory, port=args.port)
+    elif args.action == "stop":
+        done = service.stop(directory)
+    else:
+        done = service.status(directory)
+    # Messages for people on stderr, shell lines on stdout: eval "$(fencecheck emulator start)" works.
+    for line in done.messages:
+        print(f"fencecheck: {line}", file=sys.stderr, flush=True)
+    for line in done.shell:
+        print(line, flush=True)
+    return done.exit_code
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (expected 1-65535)")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     gate_parser.add_argument("--workers", default="auto", help="pytest-xdist workers per suite")
     gate_parser.add_argument("--suite", action="append", choices=[s.name for s in SUITES],
                              help="run only this suite (repeatable)")
+    gate_parser.add_argument("--known-bad", metavar="NAME",
+                             help="run the stateful and race suites against this known-bad variant instead of the "
+                             "reference (known_bad/journal/variants.py); they should fail")
     gate_parser.set_defaults(handler=gate)
     report_parser = commands.add_parser(
         "report",
@@ -124,6 +228,26 @@ def build_parser() -> argparse.ArgumentParser:
     report_parser.add_argument("artifacts_dir", metavar="ARTIFACTS_DIR", help="a gate's artifacts directory")
     report_parser.add_argument("--output", help="where the three files go (default: ARTIFACTS_DIR)")
     report_parser.set_defaults(handler=report_command)
+    replay_parser = commands.add_parser(
+        "replay",
+        help="run a saved counterexample again and say whether it still fails",
+        description="Replay a counterexample against the emulator ($FIRESTORE_EMULATOR_HOST, else one started for "
+        "the run): a lockstep program (.py) with pytest, or a race (.json): its saved history re-checked, then "
+        "the same setup and calls raced again. Exit 1 when it still fails, 0 when it no longer does, 2 on a "
+        "usage error.",
+    )
+    replay_parser.add_argument("path", metavar="PATH", help="counterexamples/<Machine>-<id>.py or a race .json")
+    replay_parser.set_defaults(handler=replay_command)
+    emulator_parser = commands.add_parser(
+        "emulator",
+        help="start, stop or query a Firestore emulator that keeps running between commands",
+        description="start prints `export FIRESTORE_EMULATOR_HOST=...` (eval \"$(fencecheck emulator start)\"); "
+        "state is kept in $FENCECHECK_STATE_DIR or .fencecheck/. status exits 0 when it runs and answers, 1 when "
+        "it runs but does not answer, 3 when it does not run.",
+    )
+    emulator_parser.add_argument("action", choices=("start", "stop", "status"))
+    emulator_parser.add_argument("--port", type=_port, help="start: listen on this port (default: a free one)")
+    emulator_parser.set_defaults(handler=emulator_command)
     return parser
 
 

@@ -216,6 +216,16 @@ class EmulatorHandle:
         return java_version(self.command.java) if self.command and self.command.java else None
 
     # --- lifecycle --------------------------------------------------------------------------
+    def detach(self) -> int:
+        """Give up ownership: this process will no longer stop the emulator (not on exit, not on SIGTERM),
+        so it outlives us. Only sensible for one started with ``kill_with_parent=False``; ``fencecheck
+        emulator stop`` ends it later by its process group. Returns that group's id (the emulator's pid)."""
+        if self._process is None:
+            raise UsageError("only an emulator started by this process can be detached")
+        with _registry_lock:
+            _registry.discard(self)
+        return self._process.pid
+
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM the emulator's process group, SIGKILL it after ``timeout``. Idempotent;
         does nothing for an emulator we did not start."""

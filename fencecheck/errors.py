@@ -34,3 +34,11 @@ class EmulatorUnreachableError(FencecheckError, ConnectionError):
 
 class UsageError(FencecheckError, ValueError):
     """Bad input: a malformed host string, an invalid project id, rules that do not compile, ..."""
+
+
+class SystemNotFoundError(FencecheckError, ImportError):
+    """A journal system named by a counterexample or $FENCECHECK_SYSTEM cannot be imported or built."""
+
+
+class CounterexampleError(FencecheckError, ValueError):
+    """A saved counterexample is missing, of an unknown kind, or not in the expected format."""

@@ -74,6 +74,7 @@ from model.journal import (
     step,
 )
 from reference import AttemptLog
+from reference.journal.errors import CommandJournalError
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
 JournalOp = Register | Acquire | Complete | Fail
@@ -283,16 +284,28 @@ def _observed(system: ReferenceAPI, db: Any, op: JournalOp) -> dict[str, Any] | 
         return error.code
 
 
+def _invoke_as_reference(system: ReferenceAPI, db: Any, op: JournalOp, clock: Any, log: Any) -> Any:
+    """`invoke`, with the system's own journal error re-raised as the reference's. A known-bad copy of the
+    reference has its own `CommandJournalError` class, which the recorder would take for a transport failure
+    (indefinite): a wrong error code would then never be held against it."""
+    try:
+        return invoke(system, db, op, clock, log)
+    except system.error_type as error:
+        if isinstance(error, CommandJournalError):
+            raise
+        raise CommandJournalError(error.code) from None
+
+
 def _call_once(system: ReferenceAPI, recorder: Recorder, db: Any, caller: Caller, op: JournalOp) -> Attempt:
     log = AttemptLog()
     clock = _OnceClock(op.now)
     unexpected = None
     try:
-        value = recorder.call(caller.name, op, lambda: invoke(system, db, op, clock, log))
+        value = recorder.call(caller.name, op, lambda: _invoke_as_reference(system, db, op, clock, log))
         outcome: Outcome = Definite(observed_of(value))
     except Exception as error:  # the recorder recorded it already; classified the same way here
         outcome = classify_exception(error)
-        if not isinstance(error, system.error_type):
+        if not isinstance(error, system.error_type | CommandJournalError):
             unexpected = f"{type(error).__name__}: {error}"[:500]
     return Attempt(-1, op, outcome, log.attempts, log.aborts, clock.reads, unexpected)
 
@@ -807,6 +820,7 @@ def result_document(result: ScenarioResult, run: RaceRun) -> dict[str, Any]:
     out["callerAttempts"] = _callers_json(run.callers)
     out["afterAttempts"] = _callers_json(run.after)
     out["history"] = run.history.to_json()
+    out["plan"] = plan_roles(run.plan)
     return out
 
 
@@ -818,9 +832,20 @@ def write_json(path: Path, data: Any) -> Path:
     return path
 
 
-def save_counterexample(run: RaceRun, verdict: Verdict, directory: Path) -> Path:
+def plan_roles(plan: RacePlan) -> dict[str, Any]:
+    """What the history alone does not say about a plan, so `fencecheck replay` can run the same race again:
+    who raced and who followed one at a time, whose first commit was rejected, the expected terminal events."""
+
+    def roles(callers: Sequence[Caller]) -> list[dict[str, Any]]:
+        return [{"name": c.name, "commitFailureFirst": c.commit_failure_first} for c in callers]
+
+    return {"callers": roles(plan.callers), "after": roles(plan.after), "terminalEvents": plan.terminal_events}
+
+
+def save_counterexample(run: RaceRun, verdict: Verdict, directory: Path, *, system: str | None = None) -> Path:
     """`<directory>/race-<scenario>-<shortid>.json`: setup + history (final documents included) + verdict;
-    `recheck` reads it back and runs the checker again."""
+    `recheck` reads it back and runs the checker again. `system` names a system other than the reference
+    (`ReferenceAPI.module`), so a replay runs against the same one."""
     history = run.history.to_json()
     setup = setup_to_json(run.plan.setup)
     digest = hashlib.sha256(json.dumps([setup, history], sort_keys=True, default=str).encode()).hexdigest()
@@ -832,6 +857,8 @@ def save_counterexample(run: RaceRun, verdict: Verdict, directory: Path) -> Path
         "explanation": verdict.explain(),
         "setup": setup,
         "history": history,
+        "system": system,
+        "plan": plan_roles(run.plan),
     }
     return write_json(directory / f"race-{run.plan.scenario}-{digest[:10]}.json", data)
 
@@ -876,11 +903,12 @@ def execute(
     plan = scenario.plan(Ids(seed))
     locks_before = emulator.lock_timeout_count() if emulator is not None else None
     run = run_plan(db, plan, system=system)
+    system_name = None if system is REFERENCE else system.module  # saved, so a replay runs the same system
     locks_after = emulator.lock_timeout_count() if emulator is not None else None
     verdict, seconds = judge(run, budget=budget)
     counterexample = None
     if not verdict.ok and counterexamples_dir is not None:
-        counterexample = str(save_counterexample(run, verdict, counterexamples_dir))
+        counterexample = str(save_counterexample(run, verdict, counterexamples_dir, system=system_name))
     lock_timeouts = None if locks_before is None or locks_after is None else locks_after - locks_before
     result = summarize_run(
         run,
@@ -895,5 +923,6 @@ def execute(
     if artifacts_dir is not None:
         document = result_document(result, run)
         document["idsSeed"] = seed
+        document["system"] = system_name
         write_json(artifacts_dir / f"{scenario.name}-{repeat}.json", document)
     return result, run, verdict

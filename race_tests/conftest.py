@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from fencecheck.errors import FencecheckError
+from fencecheck.lockstep import ReferenceAPI
+from fencecheck.systems import ENV_SYSTEM, configured_system, reference_run
 from race_tests.scenarios import BY_NAME
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
@@ -60,7 +63,12 @@ _RESULT_FILE = re.compile(r"^(?P<scenario>[a-z0-9_]+)-(?P<repeat>\d+)\.json$")
 
 def pytest_configure(config: pytest.Config) -> None:
     race_repeat(config)  # a bad value is a usage error before anything runs
-    if hasattr(config, "workerinput"):
+    try:
+        configured_system()  # so is a $FENCECHECK_SYSTEM that names nothing importable
+    except FencecheckError as error:
+        raise pytest.UsageError(f"{ENV_SYSTEM}: {error}") from None
+    # Per-run results are about the reference: a run against another system neither clears nor writes them.
+    if hasattr(config, "workerinput") or not reference_run():
         return
     # The controller (or a plain run) forgets earlier runs' per-run results, so the directory describes
     # this run only. benchmark.json (written by benchmarks/races.py) is left alone.
@@ -80,3 +88,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"race suite: {len(BY_NAME)} scenarios x {race_repeat(config)} repetition(s)"
+
+
+@pytest.fixture(scope="session")
+def system() -> ReferenceAPI:
+    """The journal under test: the reference, or the system $FENCECHECK_SYSTEM names (`fencecheck gate
+    --known-bad NAME` sets it to `known_bad.journal:NAME`)."""
+    return configured_system()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from fencecheck.race import execute
+from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir
 from race_tests.scenarios import SCENARIOS, Scenario
 
@@ -25,16 +26,18 @@ def test_race(
     emulator: Any,
     project_id: str,
     firestore_db: Any,
+    system: Any,
     request: pytest.FixtureRequest,
 ) -> None:
     result, _run, verdict = execute(
         firestore_db,
         scenario,
         repeat=race_repeat,
-        artifacts_dir=artifacts_dir(request.config),
+        artifacts_dir=artifacts_dir(request.config) if reference_run() else None,
         counterexamples_dir=counterexamples_dir(request.config),
         emulator=emulator,
         project_id=project_id,
+        system=system,
     )
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
     if verdict.status == "unknown":

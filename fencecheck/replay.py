@@ -1,0 +1,310 @@
+"""`fencecheck replay PATH`: run a saved counterexample again and say whether it still fails.
+
+- A lockstep program, `counterexamples/<Machine>-<id>.py` (fencecheck.counterexamples), is a pytest module:
+  it runs in a pytest subprocess against the emulator and still fails when its test fails. The system it
+  names (`known_bad.journal:<variant>`, a module) is imported first, so a missing one is a clear error
+  rather than a collection traceback.
+- A race, `counterexamples/race-<scenario>-<id>.json` or a result `artifacts/races/<scenario>-<n>.json`
+  (fencecheck.race): (a) the saved history is re-checked by the pure checker (the verdict it had); (b) the
+  same race runs again on a fresh emulator project: the same setup, then every caller's recorded call (same
+  ids, operations and clock readings) released together by `run_plan`'s barrier, the follow-up callers one
+  at a time; the new history gets its own verdict and structural check. It still fails unless (b) is ok.
+  A race is not deterministic, so "no longer fails" means "this interleaving was fine this time".
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from fencecheck.emulator import close_client, new_run_token, project_id_for
+from fencecheck.errors import CounterexampleError, FencecheckError
+from fencecheck.failures import exception_text, summarize
+from fencecheck.history import Call, History
+from fencecheck.lockstep import ReferenceAPI
+from fencecheck.race import (
+    COUNTEREXAMPLE_FORMAT,
+    RESULT_FORMAT,
+    Caller,
+    RacePlan,
+    SetupMismatch,
+    judge,
+    recheck,
+    run_plan,
+    run_problems,
+    setup_from_json,
+)
+from fencecheck.systems import describe_system
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+MAX_EXPLANATION_LINES = 15
+KINDS = {".py": "stateful", ".json": "race"}
+EXPECTED = (
+    "Expected a counterexample fencecheck wrote: a lockstep program counterexamples/<Machine>-<id>.py, or a race "
+    "counterexamples/race-<scenario>-<id>.json (or a race result artifacts/races/<scenario>-<n>.json)."
+)
+
+
+@dataclass
+class Outcome:
+    """What a replay found: `still_fails`, and the lines that say why (printed as they are)."""
+
+    still_fails: bool
+    lines: list[str] = field(default_factory=list)
+
+
+def kind_of(path: Path) -> str:
+    if not path.exists():
+        raise CounterexampleError(f"{path}: no such file. {EXPECTED}")
+    if not path.is_file():
+        raise CounterexampleError(f"{path}: not a file. {EXPECTED}")
+    kind = KINDS.get(path.suffix.lower())
+    if kind is None:
+        raise CounterexampleError(f"{path}: unknown kind of file ({path.suffix or 'no suffix'}). {EXPECTED}")
+    return kind
+
+
+def _cut(text: str, limit: int = MAX_EXPLANATION_LINES, indent: str = "  ") -> list[str]:
+    lines = text.rstrip().splitlines()
+    shown = [indent + line for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"{indent}... ({len(lines) - limit} more lines)")
+    return shown
+
+
+# --- lockstep programs ---------------------------------------------------------------------------------
+
+
+def program_system(path: Path) -> str | None:
+    """The system spec a counterexample program replays against (None: the reference), read from its
+    source: `SYSTEM = system("<name>")` after `from <module> import system`, or
+    `SYSTEM = ReferenceAPI.from_module("<module>")` (what fencecheck.counterexamples writes)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as error:
+        raise CounterexampleError(f"{path}: not valid Python ({type(error).__name__}: {error}). {EXPECTED}") from None
+    names = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assigned = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Name)}
+    if "test_replay" not in names or "OPS" not in assigned:
+        raise CounterexampleError(f"{path}: not a lockstep counterexample (it has no OPS and test_replay). {EXPECTED}")
+    imported = {alias.asname or alias.name: node.module for node in tree.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "SYSTEM"
+                                                     for t in node.targets)):
+            continue
+        call = node.value
+        argument = call.args[0] if isinstance(call, ast.Call) and call.args else None
+        if not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
+            raise CounterexampleError(f"{path}: SYSTEM is not a call with a literal name; cannot tell which system "
+                                      f"it replays. {EXPECTED}")
+        if isinstance(call.func, ast.Name) and imported.get(call.func.id):  # system("<name>")
+            return f"{imported[call.func.id]}:{argument.value}"
+        return argument.value  # ReferenceAPI.from_module("<module>")
+    return None
+
+
+def _pytest_command(path: Path, junit: Path) -> list[str]:
+    command = [sys.executable, "-m", "pytest", str(path.resolve()), "-q", "-p", "no:cacheprovider",
+               # The emulator fixtures come from this plugin; named explicitly, so a file outside the project
+               # (no conftest above it) replays too.
+               "-p", "fencecheck.pytest_plugin", f"--junitxml={junit}"]
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        command += ["--rootdir", str(PROJECT_ROOT), "-c", str(PROJECT_ROOT / "pyproject.toml")]
+    return command
+
+
+def _junit_failure(junit: Path) -> tuple[str, str] | None:
+    """("failure" or "error", the exception text) of the first test that did not pass, or None."""
+    try:
+        root = ElementTree.fromstring(junit.read_text(encoding="utf-8"))
+    except (OSError, ElementTree.ParseError):
+        return None
+    for case in root.iter("testcase"):
+        for tag in ("failure", "error"):
+            element = case.find(tag)
+            if element is not None:
+                return tag, exception_text(element)
+    return None
+
+
+def replay_program(
+    path: Path, host: str, system: ReferenceAPI, *, run: Callable[..., Any] = subprocess.run
+) -> Outcome:
+    """Run a lockstep counterexample with pytest against the emulator at `host`; `system` is what the file
+    names (`resolve_system(program_system(path))`, resolved by the caller before it starts an emulator)."""
+    lines = [f"lockstep program {path} against {describe_system(system)}, emulator at {host}"]
+    env = {**os.environ, "FIRESTORE_EMULATOR_HOST": host}
+    with tempfile.TemporaryDirectory(prefix="fencecheck-replay-") as tmp:
+        junit = Path(tmp) / "replay.xml"
+        done = run(_pytest_command(path, junit), cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                   check=False)
+        failure = _junit_failure(junit)
+    output = f"{done.stdout or ''}{done.stderr or ''}"
+    if done.returncode == 0:
+        return Outcome(False, [*lines, "no longer fails: every step agrees with the model"])
+    if done.returncode == 1 and failure is not None and failure[0] == "failure":
+        text = failure[1]
+        return Outcome(True, [*lines, f"still fails: {summarize(text)[0]}", *_cut(text, limit=40)])
+    reason = summarize(failure[1])[0] if failure else (output.strip().splitlines() or ["(no output)"])[-1]
+    raise FencecheckError(
+        f"{path} could not be replayed: pytest exited with code {done.returncode} ({reason}). Run it directly "
+        f"to see everything: .venv/bin/python -m pytest {path}\n" + "\n".join(_cut(output, limit=20))
+    )
+
+
+# --- races ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SavedRace:
+    path: Path
+    data: dict[str, Any]
+    setup: tuple
+    history: History
+    system: str | None
+
+    @property
+    def scenario(self) -> str:
+        return str(self.data.get("scenario", "unknown"))
+
+
+def load_race(path: Path) -> SavedRace:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise CounterexampleError(f"{path}: not a text file ({error.reason}). {EXPECTED}") from None
+    except json.JSONDecodeError as error:
+        raise CounterexampleError(f"{path}: not valid JSON (line {error.lineno}: {error.msg}). {EXPECTED}") from None
+    formats = (COUNTEREXAMPLE_FORMAT, RESULT_FORMAT)
+    if not isinstance(data, dict) or data.get("format") not in formats:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise CounterexampleError(
+            f"{path}: not a saved race (format {found!r}; expected {' or '.join(formats)}). {EXPECTED}"
+        )
+    try:
+        setup = setup_from_json(data["setup"])
+        history = History.from_json(data["history"])
+    except KeyError as error:
+        raise CounterexampleError(f"{path}: malformed saved race: no {error.args[0]!r} key. {EXPECTED}") from None
+    except (ValueError, TypeError) as error:
+        raise CounterexampleError(f"{path}: malformed saved race ({error}). {EXPECTED}") from None
+    if not history.calls:
+        raise CounterexampleError(f"{path}: the saved history has no calls; there is nothing to replay.")
+    system = data.get("system")
+    if system is not None and not isinstance(system, str):
+        raise CounterexampleError(f"{path}: \"system\" must be a module name or null, not {type(system).__name__}.")
+    return SavedRace(path, data, setup, history, system)
+
+
+def _roles(saved: SavedRace) -> tuple[list[tuple[str, bool | None]], list[tuple[str, bool | None]], int | None, str]:
+    """(racing callers, follow-up callers, expected terminal events or None, a note) from what the file says."""
+    data = saved.data
+    plan = data.get("plan")
+    try:
+        if isinstance(plan, dict):  # fencecheck.race.plan_roles
+            race = [(r["name"], bool(r["commitFailureFirst"])) for r in plan["callers"]]
+            after = [(r["name"], bool(r["commitFailureFirst"])) for r in plan.get("after", [])]
+            terminal = plan.get("terminalEvents")
+            return race, after, terminal if isinstance(terminal, int) else None, ""
+        if isinstance(data.get("callerAttempts"), list):  # a result file written before plan_roles existed
+            race = [(r["caller"], bool(r["commitFailureFirst"])) for r in data["callerAttempts"]]
+            after = [(r["caller"], bool(r["commitFailureFirst"])) for r in data.get("afterAttempts", [])]
+            return race, after, None, "the file does not record the expected terminal events: that count is not checked"
+    except (KeyError, TypeError) as error:
+        raise CounterexampleError(f"{saved.path}: malformed caller list ({error!r}). {EXPECTED}") from None
+    # An older counterexample: only the history. Every caller races; its first call says whether the first
+    # commit was meant to fail.
+    names = list(dict.fromkeys(c.caller for c in sorted(saved.history.calls, key=lambda c: c.id)))
+    note = ("the file does not say which callers raced and which followed: all of them are released together, "
+            "and the terminal event count is not checked")
+    return [(name, None) for name in names], [], None, note
+
+
+def plan_from_saved(saved: SavedRace) -> tuple[RacePlan, str]:
+    """The RacePlan that made the saved history (same setup, same calls), and a note on what is inferred."""
+    race, after, terminal, note = _roles(saved)
+    calls: dict[str, list[Call]] = {}
+    for call in sorted(saved.history.calls, key=lambda c: c.id):
+        calls.setdefault(call.caller, []).append(call)
+
+    def caller(name: str, commit_failure_first: bool | None) -> Caller:
+        if name not in calls:
+            raise CounterexampleError(f"{saved.path}: caller {name!r} made no call in the saved history. {EXPECTED}")
+        first = calls[name][0].op  # every attempt repeats it; only a failing first commit differs
+        fails = first.commit_fails if commit_failure_first is None else commit_failure_first
+        return Caller(name, attrs.evolve(first, commit_fails=False), commit_failure_first=fails)
+
+    callers = tuple(caller(name, flag) for name, flag in race)
+    followers = tuple(caller(name, flag) for name, flag in after)
+    epoch = next((op.now for op in saved.setup if hasattr(op, "now")), callers[0].op.now if callers else None)
+    try:
+        plan = RacePlan(
+            scenario=saved.scenario,
+            command=callers[0].op.command if callers else saved.history.calls[0].op.command,
+            setup=saved.setup,
+            callers=callers,
+            after=followers,
+            # None skips the count in structural_problems: the file does not say how many to expect.
+            terminal_events=terminal,  # type: ignore[arg-type]
+            epoch=epoch,
+        )
+    except ValueError as error:
+        raise CounterexampleError(f"{saved.path}: the saved race is not a valid plan ({error}). {EXPECTED}") from None
+    return plan, note
+
+
+def _verdict_lines(verdict: Any) -> list[str]:
+    return [] if verdict.ok else _cut(verdict.explain())
+
+
+def recheck_saved(saved: SavedRace) -> list[str]:
+    """(a): the saved history, judged again by the pure checker."""
+    try:
+        verdict = recheck(saved.path)
+    except (ValueError, KeyError, TypeError) as error:
+        raise CounterexampleError(f"{saved.path}: the saved history cannot be checked ({error}). {EXPECTED}") from None
+    recorded = saved.data.get("verdict")
+    was = f" (saved verdict: {recorded})" if recorded and recorded != verdict.status else ""
+    return [f"saved history, re-checked by the pure checker: {verdict.status}{was}", *_verdict_lines(verdict)]
+
+
+def replay_race(saved: SavedRace, emulator: Any, system: ReferenceAPI) -> Outcome:
+    """(b): the same race again on a fresh project of `emulator`, against `system`."""
+    plan, note = plan_from_saved(saved)
+    lines = [f"race {saved.scenario} from {saved.path}: {plan.width} callers released together, "
+             f"{len(plan.after)} after them, against {describe_system(system)}"]
+    if note:
+        lines.append(f"note: {note}")
+    lines += recheck_saved(saved)
+    project = project_id_for(new_run_token(), "replay", 1)  # a fresh project: the key must start empty
+    db = emulator.client(project)
+    try:
+        run = run_plan(db, plan, system=system)
+    except SetupMismatch as mismatch:
+        return Outcome(True, [*lines, f"re-executed at {emulator.host}: the setup already disagrees with the model",
+                              *_cut(str(mismatch)), "still fails"])
+    except RuntimeError as error:  # the harness itself (a broken barrier, a crashed caller thread)
+        raise FencecheckError(f"the race could not be run again: {error}") from None
+    finally:
+        emulator.reset(project)
+        close_client(db)
+    verdict, _seconds = judge(run)
+    problems = run_problems(run)
+    lines += [f"re-executed at {emulator.host} with the same setup and calls: {verdict.status}",
+              *_verdict_lines(verdict), *(f"  structural problem: {p}" for p in problems)]
+    still = not verdict.ok or bool(problems)
+    lines.append("still fails" if still else "no longer fails (this run's interleaving was linearizable)")
+    return Outcome(still, lines)

@@ -1,0 +1,79 @@
+"""Which journal implementation a suite runs against: the reference, or the system $FENCECHECK_SYSTEM names.
+
+A system spec is spelled as counterexample files spell it: an importable module with the four journal
+functions and `CommandJournalError` (`ReferenceAPI.from_module`), or `package.module:name` for a named system
+the module builds with `system(name)` (the known-bad catalogue: `known_bad.journal:<variant>`).
+
+`fencecheck gate --known-bad NAME` sets the variable for the suites' processes; the stateful machine
+(`JournalMachine.system`) and the race suite (`race_tests/conftest.py`'s `system` fixture) read it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+
+from fencecheck.errors import SystemNotFoundError
+from fencecheck.lockstep import REFERENCE, ReferenceAPI
+
+ENV_SYSTEM = "FENCECHECK_SYSTEM"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+HINT = "Expected an importable module with the four journal functions, or known_bad.journal:<variant>."
+
+
+def import_module(name: str, what: str) -> ModuleType:
+    """`importlib.import_module`, with an ImportError turned into a SystemNotFoundError that says how to fix it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        top = name.partition(".")[0]
+        if isinstance(error, ModuleNotFoundError) and error.name == top and (PROJECT_ROOT / top).is_dir():
+            # The checkout has it, the installed package metadata does not (an older editable install).
+            fix = (f"The package {top}/ is in this checkout but not installed: reinstall the project "
+                   f"(.venv/bin/pip install -e .) or run `.venv/bin/python -m fencecheck` from {PROJECT_ROOT}.")
+        else:
+            fix = HINT
+        raise SystemNotFoundError(
+            f"{what}: module {name!r} cannot be imported ({type(error).__name__}: {error}). {fix}"
+        ) from None
+
+
+def resolve_system(spec: str | None) -> ReferenceAPI:
+    """The ReferenceAPI a spec names; the reference itself (the `REFERENCE` object) for None, "" or
+    "reference", so identity checks against REFERENCE keep meaning "the real thing"."""
+    spec = (spec or "").strip()
+    if spec in ("", REFERENCE.module):
+        return REFERENCE
+    module_name, named, name = spec.partition(":")
+    module = import_module(module_name, f"journal system {spec!r}")
+    if named:
+        build = getattr(module, "system", None)
+        if not callable(build):
+            raise SystemNotFoundError(f"journal system {spec!r}: {module_name} has no system(name) function. {HINT}")
+        try:
+            return build(name)
+        except KeyError as error:  # known_bad.journal.variant lists the known names in its message
+            raise SystemNotFoundError(f"journal system {spec!r}: {error.args[0] if error.args else error}") from None
+    try:
+        return ReferenceAPI.from_module(module)
+    except AttributeError as error:
+        raise SystemNotFoundError(f"journal system {spec!r}: {error}. {HINT}") from None
+
+
+def configured_system(env: Mapping[str, str] | None = None) -> ReferenceAPI:
+    """The system $FENCECHECK_SYSTEM names (the reference when it is unset)."""
+    env = os.environ if env is None else env
+    return resolve_system(env.get(ENV_SYSTEM))
+
+
+def reference_run(env: Mapping[str, str] | None = None) -> bool:
+    """True when the suites run against the reference. Evidence about the reference (transition coverage, the
+    stateful summary, per-run race results) is neither written nor cleared by a run against another system."""
+    return configured_system(env) is REFERENCE
+
+
+def describe_system(system: ReferenceAPI) -> str:
+    return "the reference" if system is REFERENCE else (system.module or "an unnamed system")

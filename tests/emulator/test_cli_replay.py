@@ -1,0 +1,78 @@
+"""`fencecheck replay` on the shared test emulator: a lockstep program and a race, each against the known-bad
+system it names (still fails, exit 1) and against the reference (no longer fails, exit 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fencecheck.counterexamples import write_counterexample
+from fencecheck.race import execute
+from known_bad.journal import system, variant
+from race_tests.scenarios import BY_NAME
+
+pytestmark = pytest.mark.emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def replay(path: Path, host: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FIRESTORE_EMULATOR_HOST": host}
+    return subprocess.run([sys.executable, "-m", "fencecheck", "replay", str(path)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_lockstep_program_still_fails_against_its_variant_only(emulator, tmp_path):
+    name = "earlier-clock-finishes"
+    witness = variant(name).witness
+    bad = write_counterexample(tmp_path / "bad", witness, machine="JournalMachine",
+                               system_module=f"known_bad.journal:{name}")
+    done = replay(bad, emulator.host)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"against known_bad.journal:{name}" in done.stdout
+    assert "still fails: LockstepMismatch: lockstep mismatch at step 3" in done.stdout
+    assert "complete.clock_earlier.unavailable" in done.stdout
+
+    good = write_counterexample(tmp_path / "good", witness, machine="JournalMachine")  # the reference
+    done = replay(good, emulator.host)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no longer fails" in done.stdout
+
+
+@pytest.fixture
+def illegal_race(firestore_db: Any, tmp_path: Path) -> Path:
+    """A race the re-registration-writes variant loses: exact re-registrations rewrite the root, so the
+    root and its revision-1 audit no longer share a commit and the answers stop fitting the model."""
+    result, _run, verdict = execute(firestore_db, BY_NAME["identical_registrations"], counterexamples_dir=tmp_path,
+                                    system=system("re-registration-writes"))
+    assert verdict.status == "illegal" and result.counterexample, verdict.explain()
+    return Path(result.counterexample)
+
+
+def test_race_still_fails_against_its_variant(emulator, illegal_race):
+    assert json.loads(illegal_race.read_text())["system"] == "known_bad.journal:re-registration-writes"
+    done = replay(illegal_race, emulator.host)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "24 callers released together, 0 after them, against known_bad.journal:re-registration-writes" in lines[0]
+    assert "saved history, re-checked by the pure checker: illegal" in lines
+    assert any(line.startswith("re-executed at ") and line.endswith(": illegal") for line in lines)
+    assert lines[-1] == "still fails"
+
+
+def test_race_no_longer_fails_against_the_reference(emulator, illegal_race, tmp_path):
+    data = json.loads(illegal_race.read_text())
+    data["system"] = None  # the same setup and calls, raced against the real reference
+    fixed = tmp_path / "race-identical_registrations-reference.json"
+    fixed.write_text(json.dumps(data))
+    done = replay(fixed, emulator.host)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "saved history, re-checked by the pure checker: illegal" in done.stdout  # the saved one still is
+    assert "with the same setup and calls: ok" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("no longer fails")

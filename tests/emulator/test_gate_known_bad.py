@@ -1,0 +1,53 @@
+"""`fencecheck gate --known-bad` end to end on the shared test emulator: the stateful suite runs against a
+known-bad variant, the gate fails, says which property broke, and points at a counterexample that
+`fencecheck replay` confirms still fails.
+
+The variant is the one the known-bad catalogue catches fastest (earlier-clock-finishes: two steps, caught in
+well under a second); most of this test's minute is Hypothesis shrinking the failing program.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIANT = "earlier-clock-finishes"
+
+
+def test_gate_against_a_known_bad_variant_fails_and_points_at_a_replayable_counterexample(emulator, tmp_path):
+    env = {**os.environ, "FIRESTORE_EMULATOR_HOST": emulator.host}
+    artifacts = tmp_path / "artifacts"
+    gate = subprocess.run(
+        [sys.executable, "-m", "fencecheck", "gate", "--suite", "stateful", "--known-bad", VARIANT, "--profile",
+         "ci", "--workers", "1", "--artifacts", str(artifacts)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
+    output = gate.stdout + gate.stderr
+    assert gate.returncode == 1, output
+    assert f"system under test: known_bad.journal:{VARIANT}" in gate.stdout
+    # The failing property: the lockstep mismatch and the transition the model expected.
+    assert "property: LockstepMismatch: lockstep mismatch at step" in gate.stdout
+    assert "(transition complete.clock_earlier.unavailable)" in gate.stdout
+
+    found = re.search(r"^  counterexample: (\S+\.py)$", gate.stdout, re.MULTILINE)
+    assert found, gate.stdout
+    counterexample = ROOT / found.group(1)
+    assert counterexample.is_file()
+    assert f"replay: .venv/bin/python -m fencecheck replay {found.group(1)}" in gate.stdout
+
+    markdown = (artifacts / "evidence.md").read_text()
+    assert markdown.startswith("**fencecheck: FAIL**")
+    assert "complete.clock_earlier.unavailable" in markdown and f"fencecheck replay {found.group(1)}" in markdown
+
+    replay = subprocess.run([sys.executable, "-m", "fencecheck", "replay", str(counterexample)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert "still fails: LockstepMismatch" in replay.stdout

@@ -1,0 +1,143 @@
+"""The gate's "what failed" summary (fencecheck/failures.py) and the system resolver (fencecheck/systems.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fencecheck import failures
+from fencecheck.errors import SystemNotFoundError
+from fencecheck.lockstep import REFERENCE
+from fencecheck.systems import ENV_SYSTEM, configured_system, describe_system, resolve_system
+
+ROOT = Path("/work/project")
+
+RACE_JUNIT = """<testsuites><testsuite>
+<testcase classname="race_tests.test_races" name="test_race[preseeded_next_audit-r0]" time="2.0">
+<failure message="AssertionError: preseeded_next_audit: the history is not linearizable">scenario = x
+E       AssertionError: preseeded_next_audit: the history is not linearizable (history saved to \
+/work/project/counterexamples/race-preseeded_next_audit-98597bd041.json)
+E         illegal: 1 of 1 command key(s) are not linearizable.
+E         command key f7e962fa is not linearizable.
+E         Longest linearizable prefix (2 calls):
+E       assert 'illegal' == 'ok'
+</failure></testcase>
+<testcase classname="race_tests.test_races" name="test_race[identical_registrations-r0]" time="1.0"/>
+<testcase classname="race_tests.test_races" name="test_race[expired_takeover-r0]" time="1.0">
+<error message="failed on setup with &quot;Failed: EmulatorStartError: no emulator&quot;">EmulatorStartError: no \
+emulator</error></testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_race_failure_names_scenario_verdict_and_the_saved_history():
+    found = failures.from_junit(RACE_JUNIT, "races", ROOT)
+    assert [f.test for f in found] == [
+        "race_tests.test_races::test_race[preseeded_next_audit-r0]",
+        "race_tests.test_races::test_race[expired_takeover-r0]",
+    ]
+    race, error = found
+    assert race.summary == (
+        "AssertionError: preseeded_next_audit: the history is not linearizable (history saved to "
+        "/work/project/counterexamples/race-preseeded_next_audit-98597bd041.json)",
+        "illegal: 1 of 1 command key(s) are not linearizable.",
+        "command key f7e962fa is not linearizable.",
+    )
+    assert race.counterexamples == ("counterexamples/race-preseeded_next_audit-98597bd041.json",)
+    assert race.replay_commands() == [
+        ".venv/bin/python -m fencecheck replay counterexamples/race-preseeded_next_audit-98597bd041.json"
+    ]
+    assert error.summary == ('failed on setup with "Failed: EmulatorStartError: no emulator"',)
+    assert error.counterexamples == ()
+
+
+def test_summary_stops_where_the_context_starts():
+    text = ("fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(x)\n"
+            "  reference answered 'lease_rejected'\nmodel state after the step (as the model predicts it):\n  ...")
+    assert failures.summarize(text) == ("LockstepMismatch: lockstep mismatch at step 2: complete(x)",
+                                        "reference answered 'lease_rejected'")
+    assert failures.summarize("") == ("(no failure message)",)
+    assert len(failures.summarize("x" * 1000)[0]) == failures.MAX_LINE
+
+
+def test_paths_outside_the_project_stay_absolute_and_duplicates_go():
+    text = ("see /elsewhere/counterexamples/race-a-1.json and counterexamples/M-2.py, "
+            "again counterexamples/M-2.py")
+    assert failures.counterexample_paths(text, ROOT) == ("/elsewhere/counterexamples/race-a-1.json",
+                                                         "counterexamples/M-2.py")
+
+
+def test_markdown_section_goes_before_the_footer(tmp_path):
+    found = failures.from_junit(RACE_JUNIT, "races", ROOT)
+    section = failures.markdown_section(found, "known_bad.journal:x")
+    assert section.startswith("**What failed:**\n- system under test: `known_bad.journal:x`")
+    replay = "`.venv/bin/python -m fencecheck replay counterexamples/race-preseeded_next_audit-98597bd041.json`"
+    assert replay in section
+    path = tmp_path / "evidence.md"
+    path.write_text("**fencecheck: FAIL**\n\nbody\n\n<sub>footer</sub>\n")
+    failures.add_to_markdown(path, section)
+    lines = path.read_text().splitlines()
+    assert lines[:4] == ["**fencecheck: FAIL**", "", "body", ""]
+    assert lines[4] == "**What failed:**" and lines[-2:] == ["", "<sub>footer</sub>"]
+
+
+def test_nothing_failed_against_the_reference_adds_nothing(tmp_path):
+    path = tmp_path / "evidence.md"
+    path.write_text("x\n")
+    failures.add_to_markdown(path, failures.markdown_section([], None))
+    assert path.read_text() == "x\n"
+    assert failures.markdown_section([], "known_bad.journal:x").startswith("**What failed:** nothing")
+
+
+def test_markdown_escapes_html_and_backticks():
+    failure = failures.Failure("unit", "t::a", ("<script>`x`</script>",), ())
+    section = failures.markdown_section([failure])
+    assert "<script>" not in section and "`` &lt;script&gt;`x`&lt;/script&gt; ``" in section
+
+
+def test_sidecar_round_trip(tmp_path):
+    failures.save_sidecar(tmp_path, "known_bad.journal:x", [])
+    assert failures.load_system(tmp_path) == "known_bad.journal:x"
+    (tmp_path / failures.SIDECAR).write_text("{not json")
+    assert failures.load_system(tmp_path) is None
+    assert failures.load_system(tmp_path / "missing") is None
+
+
+def test_collect_skips_suites_without_junit(tmp_path):
+    (tmp_path / "junit").mkdir()
+    (tmp_path / "junit" / "races.xml").write_text(RACE_JUNIT)
+    (tmp_path / "junit" / "unit.xml").write_text("<not xml")
+    assert len(failures.collect(tmp_path, ["unit", "rules", "races"], ROOT)) == 2
+
+
+# --- systems ------------------------------------------------------------------------------------------
+
+
+def test_reference_is_the_reference_object():
+    for spec in (None, "", "reference", "  reference  "):
+        assert resolve_system(spec) is REFERENCE
+    assert configured_system({}) is REFERENCE
+    assert describe_system(REFERENCE) == "the reference"
+
+
+def test_known_bad_spec_builds_the_variant():
+    system = configured_system({ENV_SYSTEM: "known_bad.journal:earlier-clock-finishes"})
+    assert system.module == "known_bad.journal:earlier-clock-finishes" and system is not REFERENCE
+    assert system.error_type is not REFERENCE.error_type  # an isolated copy
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("known_bad.journal:nope", "no known-bad variant 'nope'; known: "),
+        ("nowhere.at.all", "module 'nowhere.at.all' cannot be imported"),
+        ("json", "has no attribute 'register_commerce_command'"),
+        ("json:x", "json has no system(name) function"),
+    ],
+)
+def test_bad_specs_say_what_was_expected(spec, message):
+    with pytest.raises(SystemNotFoundError, match="journal system") as caught:
+        resolve_system(spec)
+    assert message in str(caught.value)
+    assert isinstance(caught.value, ImportError)

@@ -1,0 +1,247 @@
+"""`fencecheck gate`: argument errors, emulator errors, --known-bad wiring and what a failing run says, with a
+fake emulator and fake suite processes (no emulator, no pytest subprocess)."""
+
+from __future__ import annotations
+
+import functools
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fencecheck import cli
+from fencecheck import emulator as emulator_module
+from fencecheck.emulator_discovery import discover_emulator
+from fencecheck.systems import ENV_SYSTEM
+
+FAST_VARIANT = "earlier-clock-finishes"
+REAL_RUN = subprocess.run  # cli.subprocess is the subprocess module: other callers (git) must keep working
+
+
+def _is_suite(command: Any) -> bool:
+    return isinstance(command, list) and command[1:3] == ["-m", "pytest"]
+
+
+@pytest.fixture(autouse=True)
+def _no_real_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The gate exports the emulator's host for its suites; monkeypatch restores whatever was there.
+    monkeypatch.delenv("FIRESTORE_EMULATOR_HOST", raising=False)
+    monkeypatch.delenv(ENV_SYSTEM, raising=False)
+
+
+def _refuse_suites(monkeypatch: pytest.MonkeyPatch) -> None:
+    def run(command: Any, *args: Any, **kwargs: Any) -> Any:
+        if _is_suite(command):
+            raise AssertionError(f"no suite may run: {command}")
+        return REAL_RUN(command, *args, **kwargs)
+
+    monkeypatch.setattr(cli.subprocess, "run", run)
+
+
+# --- usage errors --------------------------------------------------------------------------------------
+
+
+def test_unknown_known_bad_name_is_a_usage_error_listing_the_names(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    artifacts = tmp_path / "artifacts"
+    assert cli.main(["gate", "--known-bad", "no-such-bug", "--artifacts", str(artifacts)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown known-bad variant 'no-such-bug'" in err
+    assert FAST_VARIANT in err and "preseeded-next-audit-ignored" in err
+    assert not artifacts.exists()  # refused before anything was written
+
+
+def test_unknown_profile_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    assert cli.main(["gate", "--profile", "fastest", "--artifacts", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown profile 'fastest'" in err and "ci, thorough, gate" in err
+
+
+def test_known_bad_option_parses():
+    args = cli.build_parser().parse_args(["gate", "--known-bad", FAST_VARIANT, "--suite", "stateful"])
+    assert args.known_bad == FAST_VARIANT and args.suite == ["stateful"]
+    assert cli.known_bad_system(FAST_VARIANT) == f"known_bad.journal:{FAST_VARIANT}"
+
+
+# --- emulator errors: clear messages, exit 2, no suite started ----------------------------------------
+
+
+def test_unreachable_emulator_host_names_the_variable(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    with socket.socket() as probe:  # bound and released: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", closed)
+    assert cli.main(["gate", "--suite", "unit", "--artifacts", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"FIRESTORE_EMULATOR_HOST={closed}" in err and "unset FIRESTORE_EMULATOR_HOST" in err
+
+
+def test_malformed_emulator_host_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", "http://localhost:8080")
+    assert cli.main(["gate", "--suite", "unit", "--artifacts", str(tmp_path)]) == 2
+    assert "is not a host:port pair" in capsys.readouterr().err
+
+
+def test_missing_emulator_says_what_to_install(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    for name in ("FENCECHECK_EMULATOR_JAR", "FENCECHECK_EMULATOR_COMMAND", "CLOUDSDK_ROOT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no gcloud
+    # The real discovery, with no SDK roots and an empty home: nothing to find.
+    monkeypatch.setattr(emulator_module, "discover_emulator",
+                        functools.partial(discover_emulator, sdk_roots=(), home=tmp_path))
+    assert cli.main(["gate", "--suite", "unit", "--artifacts", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "Firestore emulator was not found" in err and "google-cloud-cli-firestore-emulator" in err
+
+
+def test_missing_java_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    jar = tmp_path / "cloud-firestore-emulator.jar"
+    jar.write_text("not really a jar")
+    monkeypatch.setenv("FENCECHECK_EMULATOR_JAR", str(jar))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no java
+    monkeypatch.delenv("JAVA", raising=False)
+    assert cli.main(["gate", "--suite", "unit", "--artifacts", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "Java 17 was not found" in err and "apt-get install" in err
+
+
+# --- --known-bad wiring ------------------------------------------------------------------------------
+
+
+def test_known_bad_deselects_the_catalogue_from_the_stateful_suite_only():
+    stateful, races = (next(s for s in cli.SUITES if s.name == name) for name in ("stateful", "races"))
+    spec = f"known_bad.journal:{FAST_VARIANT}"
+    assert cli.suite_args(stateful, spec) == (*stateful.args, "--ignore=stateful_tests/test_known_bad.py")
+    assert cli.suite_args(stateful, None) == stateful.args
+    assert cli.suite_args(races, spec) == races.args
+
+
+def _fake_run(calls: list[dict[str, Any]], junit_text: str | None, returncode: int):
+    def run(command: list[str], check: bool = False, env: dict[str, str] | None = None, **kwargs: Any):
+        if not _is_suite(command):
+            return REAL_RUN(command, check=check, env=env, **kwargs)
+        calls.append({"command": command, "env": env})
+        junit = next(arg.partition("=")[2] for arg in command if arg.startswith("--junitxml="))
+        if junit_text is not None:
+            Path(junit).write_text(junit_text)
+        return subprocess.CompletedProcess(command, returncode)
+
+    return run
+
+
+class FakeEmulator:
+    host = "127.0.0.1:1"
+
+    def __enter__(self) -> FakeEmulator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+    def emulator_version(self) -> None:
+        return None
+
+    def java_version(self) -> None:
+        return None
+
+    def lock_timeout_count(self) -> None:
+        return None
+
+
+STATEFUL_FAILURE = """<testsuites><testsuite name="pytest">
+<testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
+<failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(...)">self = x
+E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(cmd=3e4fec9f at T-0.000001s)
+E             model expects 'journal_unavailable' (transition complete.clock_earlier.unavailable)
+E             reference answered 'lease_rejected'
+E           model state after the step (as the model predicts it):
+E             3e4fec9f: registered at T+0.000000s
+E           counterexample written; replay it with: .venv/bin/python -m pytest \
+counterexamples/JournalMachine-ef00a6ae.py
+</failure></testcase></testsuite></testsuites>
+"""
+
+
+def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path, capsys, monkeypatch):
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.subprocess, "run", _fake_run(calls, STATEFUL_FAILURE, 1))
+    monkeypatch.setenv(ENV_SYSTEM, "something.else")  # never passed through: the gate sets it itself
+    artifacts = tmp_path / "artifacts"
+    code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--workers", "1",
+                     "--profile", "ci", "--artifacts", str(artifacts)])
+    assert code == 1
+    (call,) = calls
+    assert call["env"][ENV_SYSTEM] == f"known_bad.journal:{FAST_VARIANT}"
+    assert "--ignore=stateful_tests/test_known_bad.py" in call["command"]
+    out = capsys.readouterr().out
+    assert f"known_bad.journal:{FAST_VARIANT}" in out
+    assert "property: LockstepMismatch: lockstep mismatch at step 2" in out
+    assert "transition complete.clock_earlier.unavailable" in out
+    assert "counterexample: counterexamples/JournalMachine-ef00a6ae.py" in out
+    assert "replay: .venv/bin/python -m fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in out
+    markdown = (artifacts / "evidence.md").read_text()
+    assert markdown.startswith("**fencecheck: FAIL**")
+    section = markdown[markdown.index("**What failed:**"):]
+    assert f"known_bad.journal:{FAST_VARIANT}" in section and "complete.clock_earlier.unavailable" in section
+    assert "fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in section
+    assert markdown.rstrip().splitlines()[-1].startswith("<sub>")  # the footer stays last
+
+    # `fencecheck report` re-renders the same section (the system comes from the gate's failures.json).
+    out_dir = tmp_path / "again"
+    assert cli.main(["report", str(artifacts), "--output", str(out_dir)]) == 1
+    assert (out_dir / "evidence.md").read_text() == markdown
+
+
+def test_gate_without_known_bad_runs_the_reference(tmp_path, capsys, monkeypatch):
+    calls: list[dict[str, Any]] = []
+    passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.subprocess, "run", _fake_run(calls, passing, 0))
+    monkeypatch.setenv(ENV_SYSTEM, "known_bad.journal:" + FAST_VARIANT)  # left over in the shell: ignored
+    cli.main(["gate", "--suite", "stateful", "--artifacts", str(tmp_path)])
+    (call,) = calls
+    assert ENV_SYSTEM not in call["env"]
+    assert not any(arg.startswith("--ignore=") for arg in call["command"])
+    assert "What failed" not in (tmp_path / "evidence.md").read_text()
+    assert "system under test" not in capsys.readouterr().out
+
+
+def test_a_variant_nothing_catches_is_called_survived(tmp_path, capsys, monkeypatch):
+    passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.subprocess, "run", _fake_run([], passing, 0))
+    cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--artifacts", str(tmp_path)])
+    assert f"the known-bad variant {FAST_VARIANT} SURVIVED" in capsys.readouterr().out
+
+
+def test_suite_process_gets_the_emulator_and_profile(tmp_path, monkeypatch):
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(cli.subprocess, "run", _fake_run(calls, None, 5))
+    suite = next(s for s in cli.SUITES if s.name == "races")
+    status, _counts, _seconds = cli._run_suite(suite, tmp_path, "ci", "2", "known_bad.journal:x")
+    assert status == "empty"
+    command = calls[0]["command"]
+    assert command[command.index("-n") + 1] == "2" and "--hypothesis-profile=ci" in command
+    assert calls[0]["env"][ENV_SYSTEM] == "known_bad.journal:x"
+
+
+def test_parser_rejects_a_missing_subcommand():
+    with pytest.raises(SystemExit) as caught:
+        cli.build_parser().parse_args([])
+    assert caught.value.code == 2
+
+
+def test_help_lists_the_new_commands(capsys):
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("gate", "report", "replay", "emulator"))
+

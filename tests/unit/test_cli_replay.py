@@ -1,0 +1,248 @@
+"""`fencecheck replay`: what is wrong with a file is said before any emulator starts; the race plan is rebuilt
+from a saved file exactly; a lockstep program's pytest outcome is read correctly (with a fake subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from fencecheck import cli, replay
+from fencecheck.counterexamples import write_counterexample
+from fencecheck.errors import CounterexampleError, FencecheckError
+from fencecheck.lockstep import REFERENCE
+from fencecheck.race import Ids, judge, save_counterexample, simulate_plan
+from known_bad.journal import variant
+from race_tests.scenarios import BY_NAME
+
+VARIANT = "earlier-clock-finishes"
+
+
+@pytest.fixture(autouse=True)
+def _no_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(**kwargs: Any) -> Any:
+        raise AssertionError("no emulator may start for a file that cannot be replayed")
+
+    monkeypatch.setattr(cli, "emulator_from_environment", refuse)
+
+
+def _replay(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = cli.main(["replay", str(path)])
+    return code, capsys.readouterr().err
+
+
+def _saved_race(tmp_path: Path, scenario: str = "commit_failure_takeover", **extra: Any) -> Path:
+    plan = BY_NAME[scenario].plan(Ids(7))
+    run = simulate_plan(plan)
+    verdict, _ = judge(run)
+    path = save_counterexample(run, verdict, tmp_path, system=extra.pop("system", None))
+    if extra:
+        data = json.loads(path.read_text())
+        for key, value in extra.items():
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = value
+        path.write_text(json.dumps(data))
+    return path
+
+
+# --- errors, exit 2 ------------------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path, capsys):
+    code, err = _replay(tmp_path / "counterexamples" / "gone.py", capsys)
+    assert code == 2 and "no such file" in err and "Expected a counterexample" in err
+
+
+def test_unknown_kind_of_file(tmp_path, capsys):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    code, err = _replay(path, capsys)
+    assert code == 2 and "unknown kind of file (.txt)" in err
+
+
+def test_directory_is_not_a_counterexample(tmp_path, capsys):
+    code, err = _replay(tmp_path, capsys)
+    assert code == 2 and "not a file" in err
+
+
+def test_malformed_json(tmp_path, capsys):
+    path = tmp_path / "race-x.json"
+    path.write_text('{"format": "fencecheck.race-counterexample/1",')
+    code, err = _replay(path, capsys)
+    assert code == 2 and "not valid JSON (line 1" in err
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"format": "fencecheck.history/1"}, "not a saved race (format 'fencecheck.history/1'"),
+        ([1, 2], "not a saved race (format 'list'"),
+        ({"format": "fencecheck.race-counterexample/1", "setup": []}, "no 'history' key"),
+        ({"format": "fencecheck.race-counterexample/1", "setup": {}, "history": {}}, "setup must be a JSON array"),
+    ],
+    ids=["other-format", "not-an-object", "no-history", "bad-setup"],
+)
+def test_wrong_format(tmp_path, capsys, data, message):
+    path = tmp_path / "race-x.json"
+    path.write_text(json.dumps(data))
+    code, err = _replay(path, capsys)
+    assert code == 2 and message in err
+
+
+def test_race_naming_a_module_that_cannot_be_imported(tmp_path, capsys):
+    path = _saved_race(tmp_path, system="no_such_package.journal")
+    code, err = _replay(path, capsys)
+    assert code == 2 and "module 'no_such_package.journal' cannot be imported" in err
+
+
+def test_race_naming_an_unknown_variant(tmp_path, capsys):
+    path = _saved_race(tmp_path, system="known_bad.journal:no-such-bug")
+    code, err = _replay(path, capsys)
+    assert code == 2 and "no known-bad variant 'no-such-bug'" in err and VARIANT in err
+
+
+def test_python_file_that_is_not_a_counterexample(tmp_path, capsys):
+    path = tmp_path / "helper.py"
+    path.write_text("def helper():\n    return 1\n")
+    code, err = _replay(path, capsys)
+    assert code == 2 and "not a lockstep counterexample" in err
+
+
+def test_python_file_that_does_not_parse(tmp_path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text("def test_replay(:\n")
+    code, err = _replay(path, capsys)
+    assert code == 2 and "not valid Python" in err
+
+
+@pytest.mark.parametrize(
+    ("system", "message"),
+    [
+        ("known_bad.journal:no-such-bug", "no known-bad variant 'no-such-bug'"),
+        ("no_such_module.journal", "module 'no_such_module.journal' cannot be imported"),
+        ("json", "has no attribute 'register_commerce_command'"),
+    ],
+    ids=["unknown-variant", "missing-module", "not-a-journal"],
+)
+def test_program_naming_a_system_that_cannot_be_built(tmp_path, capsys, system, message):
+    path = write_counterexample(tmp_path, variant(VARIANT).witness, machine="JournalMachine", system_module=system)
+    code, err = _replay(path, capsys)
+    assert code == 2 and message in err
+
+
+# --- which system a program names -----------------------------------------------------------------------
+
+
+def test_program_system_reads_what_counterexamples_write(tmp_path):
+    ops = variant(VARIANT).witness
+    named = write_counterexample(tmp_path / "a", ops, machine="M", system_module=f"known_bad.journal:{VARIANT}")
+    module = write_counterexample(tmp_path / "b", ops, machine="M", system_module="reference")
+    plain = write_counterexample(tmp_path / "c", ops, machine="M")
+    assert replay.program_system(named) == f"known_bad.journal:{VARIANT}"
+    assert replay.program_system(module) == "reference"
+    assert replay.program_system(plain) is None
+
+
+# --- rebuilding a race plan ------------------------------------------------------------------------------
+
+
+def test_plan_is_rebuilt_exactly_from_a_saved_counterexample(tmp_path):
+    original = BY_NAME["commit_failure_takeover"].plan(Ids(7))
+    saved = replay.load_race(_saved_race(tmp_path))
+    plan, note = replay.plan_from_saved(saved)
+    assert note == ""
+    assert plan.setup == original.setup and plan.command == original.command
+    assert plan.callers == original.callers  # names, ops (ids, clock readings) and commit_failure_first
+    assert plan.after == original.after and plan.terminal_events == original.terminal_events
+    assert any(c.commit_failure_first for c in plan.callers)
+
+
+def test_plan_keeps_the_follow_up_callers(tmp_path):
+    original = BY_NAME["expired_takeover"].plan(Ids(7))
+    assert original.after, "the scenario is chosen for its sequential follow-up callers"
+    plan, _ = replay.plan_from_saved(replay.load_race(_saved_race(tmp_path, "expired_takeover")))
+    assert plan.callers == original.callers and plan.after == original.after
+
+
+def test_older_file_without_roles_races_every_caller_and_says_so(tmp_path):
+    original = BY_NAME["commit_failure_takeover"].plan(Ids(7))
+    saved = replay.load_race(_saved_race(tmp_path, plan=None))
+    plan, note = replay.plan_from_saved(saved)
+    assert "released together" in note
+    assert {c.name: c for c in plan.callers} == {c.name: c for c in original.callers}  # flags from the first call
+    assert plan.terminal_events is None  # unknown: not checked
+
+
+def test_saved_counterexample_names_its_system(tmp_path):
+    data = json.loads(_saved_race(tmp_path, system=f"known_bad.journal:{VARIANT}").read_text())
+    assert data["system"] == f"known_bad.journal:{VARIANT}" and data["plan"]["callers"]
+
+
+# --- a lockstep program's pytest outcome (fake subprocess) ---------------------------------------------------
+
+
+def _fake_pytest(returncode: int, junit: str | None, stdout: str = ""):
+    def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
+        assert "-p" in command and "fencecheck.pytest_plugin" in command
+        assert kwargs["env"]["FIRESTORE_EMULATOR_HOST"] == "127.0.0.1:9"
+        if junit is not None:
+            path = next(arg.partition("=")[2] for arg in command if arg.startswith("--junitxml="))
+            Path(path).write_text(junit)
+        return subprocess.CompletedProcess(command, returncode, stdout, "")
+
+    return run
+
+
+def _program(tmp_path: Path) -> Path:
+    return write_counterexample(tmp_path, variant(VARIANT).witness, machine="JournalMachine")
+
+
+def test_program_that_passes_no_longer_fails(tmp_path):
+    outcome = replay.replay_program(_program(tmp_path), "127.0.0.1:9", REFERENCE, run=_fake_pytest(0, None))
+    assert not outcome.still_fails and "no longer fails" in outcome.lines[-1]
+
+
+def test_program_that_fails_still_fails_with_its_failure_text(tmp_path):
+    junit = """<testsuites><testsuite><testcase classname="c" name="test_replay">
+<failure message="LockstepMismatch: ...">def test_replay(firestore_db):
+E   fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 3: complete(...)
+E     model expects 'journal_unavailable' (transition complete.clock_earlier.unavailable)
+</failure></testcase></testsuite></testsuites>"""
+    outcome = replay.replay_program(_program(tmp_path), "127.0.0.1:9", REFERENCE, run=_fake_pytest(1, junit))
+    assert outcome.still_fails
+    assert outcome.lines[1] == "still fails: LockstepMismatch: lockstep mismatch at step 3: complete(...)"
+    assert any("complete.clock_earlier.unavailable" in line for line in outcome.lines)
+
+
+def test_program_whose_fixture_errors_is_not_called_a_failure(tmp_path):
+    junit = """<testsuites><testsuite><testcase classname="c" name="test_replay">
+<error message="failed on setup">E   EmulatorStartError: the emulator did not answer</error>
+</testcase></testsuite></testsuites>"""
+    with pytest.raises(FencecheckError, match="could not be replayed: pytest exited with code 1"):
+        replay.replay_program(_program(tmp_path), "127.0.0.1:9", REFERENCE, run=_fake_pytest(1, junit))
+
+
+def test_program_pytest_cannot_collect_is_an_error(tmp_path):
+    with pytest.raises(FencecheckError, match="exited with code 2.*ImportError: boom"):
+        replay.replay_program(_program(tmp_path), "127.0.0.1:9", REFERENCE,
+                              run=_fake_pytest(2, None, "ERROR collecting\nImportError: boom"))
+
+
+def test_kind_of_dispatches_on_the_suffix(tmp_path):
+    for name, kind in (("JournalMachine-1.py", "stateful"), ("race-x-1.json", "race")):
+        (tmp_path / name).write_text("")
+        assert replay.kind_of(tmp_path / name) == kind
+    with pytest.raises(CounterexampleError):
+        replay.kind_of(tmp_path / "missing.json")
+
+
+def test_evolve_keeps_ops_comparable():
+    # plan_from_saved clears commit_fails with attrs.evolve; the ops must stay equal to the plan's own.
+    op = BY_NAME["commit_failure_takeover"].plan(Ids(7)).callers[0].op
+    assert attrs.evolve(attrs.evolve(op, commit_fails=True), commit_fails=False) == op
