@@ -41,6 +41,7 @@ contiguous up to its lifecycle revision. What changes is how much is read:
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -103,6 +104,37 @@ class ReferenceAPI:
             mod.__name__,
         )
 
+    def call(self, db: Any, op: Operation, clock: Callable[[], datetime], log: Any = None) -> Any:
+        """Make the journal call `op` stands for (its command's kwargs plus the op's own fields) on `db`,
+        with `clock`; `log` (an AttemptLog) goes to systems whose functions accept `attempt_log`."""
+        kwargs = op.command.kwargs()
+        if isinstance(op, Register):
+            function = self.register
+        else:
+            kwargs["lease_id"] = op.lease_id
+            if isinstance(op, Acquire):
+                function = self.acquire
+            else:
+                kwargs["expected_fence_epoch"] = op.expected_fence_epoch
+                if isinstance(op, Complete):
+                    kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
+                    function = self.complete
+                elif isinstance(op, Fail):
+                    function = self.fail
+                else:
+                    raise TypeError(f"not a journal call: {type(op).__name__}")
+        if log is not None and _accepts_attempt_log(function):
+            kwargs["attempt_log"] = log
+        return function(db=db, clock=clock, **kwargs)
+
+
+def _accepts_attempt_log(function: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
 
 REFERENCE = ReferenceAPI.from_module("reference")
 
@@ -111,7 +143,9 @@ class LockstepMismatch(AssertionError):
     """The reference disagreed with the model (answer, stored documents, update times or audit chain)."""
 
 
-class _OnceClock:
+class OnceClock:
+    """A trusted clock that always reads `now` and counts its readings (the reference must read it once)."""
+
     def __init__(self, now: datetime) -> None:
         self.now, self.reads = now, 0
 
@@ -120,24 +154,9 @@ class _OnceClock:
         return self.now
 
 
-def _call_reference(system: ReferenceAPI, db: Any, op: Operation, clock: _OnceClock) -> Observed:
-    kwargs = op.command.kwargs()
-    if isinstance(op, Register):
-        function = system.register
-    else:
-        kwargs["lease_id"] = op.lease_id
-        if isinstance(op, Acquire):
-            function = system.acquire
-        else:
-            kwargs["expected_fence_epoch"] = op.expected_fence_epoch
-            if isinstance(op, Complete):
-                kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
-                function = system.complete
-            else:
-                assert isinstance(op, Fail)
-                function = system.fail
+def _call_reference(system: ReferenceAPI, db: Any, op: Operation, clock: OnceClock) -> Observed:
     try:
-        return function(db=db, clock=clock, **kwargs).to_json()
+        return system.call(db, op, clock).to_json()
     except system.error_type as error:
         return error.code
 
@@ -216,7 +235,7 @@ class Lockstep:
             if result.wrote:
                 write_key(self.db, h, documents_for(new_state, h), current=current)
         else:
-            clock = _OnceClock(op.now)
+            clock = OnceClock(op.now)
             db = CommitFailureClient(self.db) if op.commit_fails else self.db
             try:
                 observed = _call_reference(self.system, db, op, clock)

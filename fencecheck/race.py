@@ -30,7 +30,6 @@ the benchmark script and any catalogue of known-bad implementations (`system=`) 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import random
 import secrets
@@ -58,7 +57,7 @@ from fencecheck.history import (
 )
 from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
+from fencecheck.lockstep import REFERENCE, OnceClock, ReferenceAPI
 from model.journal import (
     Acquire,
     CommandRef,
@@ -237,49 +236,14 @@ class RaceRun:
 # --- calling a journal implementation --------------------------------------------------------------
 
 
-class _OnceClock:
-    def __init__(self, now: datetime) -> None:
-        self.now, self.reads = now, 0
-
-    def __call__(self) -> datetime:
-        self.reads += 1
-        return self.now
-
-
-def _accepts_attempt_log(function: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
-
-
 def invoke(system: ReferenceAPI, db: Any, op: JournalOp, clock: Callable[[], datetime], log: Any = None) -> Any:
-    """Make the journal call `op` stands for (its command's kwargs plus the op's fields) on `db`."""
-    kwargs = op.command.kwargs()
-    if isinstance(op, Register):
-        function = system.register
-    else:
-        kwargs["lease_id"] = op.lease_id
-        if isinstance(op, Acquire):
-            function = system.acquire
-        else:
-            kwargs["expected_fence_epoch"] = op.expected_fence_epoch
-            if isinstance(op, Complete):
-                kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
-                function = system.complete
-            elif isinstance(op, Fail):
-                function = system.fail
-            else:  # pragma: no cover - guarded by the plan
-                raise TypeError(f"not a journal call: {type(op).__name__}")
-    if log is not None and _accepts_attempt_log(function):
-        kwargs["attempt_log"] = log
-    return function(db=db, clock=clock, **kwargs)
+    """Make the journal call `op` stands for on `db` (`ReferenceAPI.call`)."""
+    return system.call(db, op, clock, log)
 
 
 def _observed(system: ReferenceAPI, db: Any, op: JournalOp) -> dict[str, Any] | str:
     try:
-        return observed_of(invoke(system, db, op, _OnceClock(op.now)))
+        return observed_of(invoke(system, db, op, OnceClock(op.now)))
     except system.error_type as error:
         return error.code
 
@@ -298,7 +262,7 @@ def _invoke_as_reference(system: ReferenceAPI, db: Any, op: JournalOp, clock: An
 
 def _call_once(system: ReferenceAPI, recorder: Recorder, db: Any, caller: Caller, op: JournalOp) -> Attempt:
     log = AttemptLog()
-    clock = _OnceClock(op.now)
+    clock = OnceClock(op.now)
     unexpected = None
     try:
         value = recorder.call(caller.name, op, lambda: _invoke_as_reference(system, db, op, clock, log))
