@@ -41,12 +41,16 @@ SUITES = (
     Suite("emulator", ("tests/emulator", "--ignore=tests/emulator/test_rules.py")),
     Suite("stateful", ("stateful_tests",)),
     Suite("races", ("race_tests",)),
+    Suite("parallel", ("parallel_tests",)),
 )
 
 
 # Under --known-bad the catalogue is left out: it runs every variant on purpose, and it is not what is asked.
-KNOWN_BAD_CATALOGUE = "stateful_tests/test_known_bad.py"
-TAKES_THE_SYSTEM = ("stateful", "races")  # the other suites test the reference (and the harness) directly
+KNOWN_BAD_CATALOGUES = {
+    "stateful": "stateful_tests/test_known_bad.py",
+    "parallel": "parallel_tests/test_parallel_known_bad.py",
+}
+TAKES_THE_SYSTEM = ("stateful", "races", "parallel")  # the other suites test the reference (and the harness) directly
 
 
 def known_bad_names() -> list[str]:
@@ -64,8 +68,8 @@ def known_bad_system(name: str) -> str:
 
 
 def suite_args(suite: Suite, system: str | None) -> tuple[str, ...]:
-    if system is not None and suite.name == "stateful":
-        return (*suite.args, f"--ignore={KNOWN_BAD_CATALOGUE}")
+    if system is not None and suite.name in KNOWN_BAD_CATALOGUES:
+        return (*suite.args, f"--ignore={KNOWN_BAD_CATALOGUES[suite.name]}")
     return suite.args
 
 
@@ -171,9 +175,15 @@ def replay_command(args: argparse.Namespace) -> int:
     kind = replay.kind_of(path)
     # Everything that can be wrong with the file is found before an emulator starts.
     saved = replay.load_race(path) if kind == "race" else None
-    system = resolve_system(saved.system if saved is not None else replay.program_system(path))
+    program = replay.load_parallel(path) if kind == "parallel" else None
+    if program is not None:
+        system = resolve_system(None if program.system == "reference" else program.system)
+    else:
+        system = resolve_system(saved.system if saved is not None else replay.program_system(path))
     with emulator_from_environment(log_dir=Path("artifacts") / "emulator") as emulator:
-        if saved is None:
+        if program is not None:
+            outcome = replay.replay_parallel_program(path, emulator, system, args.repeat)
+        elif saved is None:
             outcome = replay.replay_program(path, emulator.host, system)
         else:
             outcome = replay.replay_race(saved, emulator, system)
@@ -233,10 +243,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a saved counterexample again and say whether it still fails",
         description="Replay a counterexample against the emulator ($FIRESTORE_EMULATOR_HOST, else one started for "
         "the run): a lockstep program (.py) with pytest, or a race (.json): its saved history re-checked, then "
-        "the same setup and calls raced again. Exit 1 when it still fails, 0 when it no longer does, 2 on a "
+        "the same setup and calls raced again; or a generated concurrent program (.json), run --repeat times. "
+        "Exit 1 when it still fails, 0 when it no longer does, 2 on a "
         "usage error.",
     )
-    replay_parser.add_argument("path", metavar="PATH", help="counterexamples/<Machine>-<id>.py or a race .json")
+    replay_parser.add_argument(
+        "path", metavar="PATH", help="counterexamples/<Machine>-<id>.py, a race .json or a parallel-*.json program"
+    )
+    replay_parser.add_argument(
+        "--repeat", type=int, default=5, help="runs of a concurrent program (default 5): interleavings vary"
+    )
     replay_parser.set_defaults(handler=replay_command)
     emulator_parser = commands.add_parser(
         "emulator",

@@ -274,7 +274,7 @@ def _call_once(system: ReferenceAPI, recorder: Recorder, db: Any, caller: Caller
     return Attempt(-1, op, outcome, log.attempts, log.aborts, clock.reads, unexpected)
 
 
-def _run_caller(
+def run_caller(
     recorder: Recorder,
     system: ReferenceAPI,
     db: Any,
@@ -329,7 +329,7 @@ def run_setup(db: Any, plan: RacePlan, system: ReferenceAPI = REFERENCE) -> Jour
     return state
 
 
-def _nested_paths(db: Any, key_hash: str) -> tuple[str, ...]:
+def nested_paths(db: Any, key_hash: str) -> tuple[str, ...]:
     root = db.document(root_path(key_hash))
     return tuple(sorted(snap.reference.path for coll in root.collections() for snap in coll.stream()))
 
@@ -364,7 +364,7 @@ def run_plan(
             errors[index] = "the start barrier broke"
             return
         try:
-            records[index] = _run_caller(recorder, system, db, failing, plan.callers[index], max_retries)
+            records[index] = run_caller(recorder, system, db, failing, plan.callers[index], max_retries)
         except BaseException as error:  # a harness failure must not pass silently
             errors[index] = f"{type(error).__name__}: {error}"
 
@@ -382,10 +382,10 @@ def run_plan(
         raise RuntimeError(f"{plan.scenario}: race harness failure: {sorted(errors.items())[:3]}")
 
     race_calls = recorder.calls()
-    after_records = tuple(_run_caller(recorder, system, db, failing, c, max_retries) for c in plan.after)
+    after_records = tuple(run_caller(recorder, system, db, failing, c, max_retries) for c in plan.after)
 
     stored_after = read_key(db, h)
-    nested = _nested_paths(db, h)
+    nested = nested_paths(db, h)
     final_documents = {path: item.data for path, item in stored_after.items()}
     history = recorder.history({h: final_documents})
     # Callers whose thread hung keep their calls as indefinite no-return calls in the history.

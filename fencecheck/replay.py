@@ -33,6 +33,9 @@ from fencecheck.errors import CounterexampleError, FencecheckError
 from fencecheck.failures import exception_text, summarize
 from fencecheck.history import Call, History
 from fencecheck.lockstep import ReferenceAPI
+from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
+from fencecheck.parallel.case import load_counterexample as load_parallel_counterexample
+from fencecheck.parallel.case import recheck_parallel, replay_parallel_case
 from fencecheck.race import (
     COUNTEREXAMPLE_FORMAT,
     RESULT_FORMAT,
@@ -51,8 +54,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_EXPLANATION_LINES = 15
 KINDS = {".py": "stateful", ".json": "race"}
 EXPECTED = (
-    "Expected a counterexample fencecheck wrote: a lockstep program counterexamples/<Machine>-<id>.py, or a race "
-    "counterexamples/race-<scenario>-<id>.json (or a race result artifacts/races/<scenario>-<n>.json)."
+    "Expected a counterexample fencecheck wrote: a lockstep program counterexamples/<Machine>-<id>.py, a race "
+    "counterexamples/race-<scenario>-<id>.json (or a race result artifacts/races/<scenario>-<n>.json), or a "
+    "concurrent program counterexamples/parallel-<system>-<id>.json."
 )
 
 
@@ -65,6 +69,7 @@ class Outcome:
 
 
 def kind_of(path: Path) -> str:
+    """"stateful" (a .py program), "parallel" (a generated concurrent program's .json) or "race" (.json)."""
     if not path.exists():
         raise CounterexampleError(f"{path}: no such file. {EXPECTED}")
     if not path.is_file():
@@ -72,7 +77,17 @@ def kind_of(path: Path) -> str:
     kind = KINDS.get(path.suffix.lower())
     if kind is None:
         raise CounterexampleError(f"{path}: unknown kind of file ({path.suffix or 'no suffix'}). {EXPECTED}")
+    if kind == "race" and _json_format(path) == PARALLEL_FORMAT:
+        return "parallel"
     return kind
+
+
+def _json_format(path: Path) -> object:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None  # load_race says what is wrong with it
+    return data.get("format") if isinstance(data, dict) else None
 
 
 def _cut(text: str, limit: int = MAX_EXPLANATION_LINES, indent: str = "  ") -> list[str]:
@@ -308,3 +323,27 @@ def replay_race(saved: SavedRace, emulator: Any, system: ReferenceAPI) -> Outcom
     still = not verdict.ok or bool(problems)
     lines.append("still fails" if still else "no longer fails (this run's interleaving was linearizable)")
     return Outcome(still, lines)
+
+
+# --- generated concurrent programs ---------------------------------------------------------------------
+
+
+def load_parallel(path: Path) -> Any:
+    try:
+        return load_parallel_counterexample(path)
+    except (KeyError, TypeError, ValueError) as error:
+        raise CounterexampleError(f"{path}: malformed concurrent program ({error}). {EXPECTED}") from None
+
+
+def replay_parallel_program(path: Path, emulator: Any, system: ReferenceAPI, repeat: int) -> Outcome:
+    """The saved history re-checked, then the program run `repeat` times on fresh projects: a race is lost
+    only under some interleavings, so one passing run proves nothing."""
+    lines = [f"concurrent program {path} against {describe_system(system)}, emulator at {emulator.host}"]
+    verdict = recheck_parallel(path)
+    if verdict is not None:
+        lines += [f"saved history, re-checked by the pure checker: {verdict.status}", *_verdict_lines(verdict)]
+    result = replay_parallel_case(path, emulator, repeat=repeat, system=system)
+    lines += _cut(result.summary(), limit=40)
+    if result.failed:
+        return Outcome(True, [*lines, f"still fails ({result.classification})"])
+    return Outcome(False, [*lines, f"no longer fails in {len(result.repetitions)} runs"])

@@ -56,9 +56,10 @@ from .model import (
     StatefulSummary,
     SuiteResult,
 )
+from .parallel import ParallelSection, collect_parallel
 from .record import GateRecord, capture_environment, run_settings
 
-DEFAULT_SUITES = ("unit", "rules", "emulator", "stateful", "races")  # fencecheck.cli.SUITES, in gate order
+DEFAULT_SUITES = ("unit", "rules", "emulator", "stateful", "races", "parallel")  # fencecheck.cli.SUITES, in gate order
 _RACE_FILE = re.compile(r"^[a-z0-9_]+-\d+\.json$")  # race_tests/conftest.py; benchmark.json is not a run
 _STALE_SLACK_SECONDS = 2.0  # the record's start is written to the second
 
@@ -127,6 +128,7 @@ def collect(
     lock_timeouts = _lock_timeouts(record, sessions, suite_results)
     rules = _rules(c)
     known_bad = _known_bad(c)
+    parallel = collect_parallel(c)
 
     if record is not None:
         environment, settings = record.environment, record.settings
@@ -157,7 +159,8 @@ def collect(
         lock_timeouts=lock_timeouts,
         rules=rules,
         known_bad=known_bad,
-        counterexamples=_counterexamples(artifacts, stateful, races, known_bad),
+        parallel=parallel,
+        counterexamples=_counterexamples(artifacts, stateful, races, known_bad, parallel),
         artifact_errors=tuple(c.errors),
         notes=tuple(notes),
     )
@@ -418,6 +421,7 @@ def _counterexamples(
     stateful: StatefulSummary | None,
     races: RaceSection | None,
     known_bad: KnownBadCatalogue | None,
+    parallel: ParallelSection | None = None,
 ) -> tuple[Counterexample, ...]:
     found: list[tuple[str, str, str]] = []
     for scenario in races.scenarios if races else ():
@@ -428,6 +432,7 @@ def _counterexamples(
     for variant in known_bad.variants if known_bad else ():
         if variant.counterexample:
             found.append(("known-bad", variant.name, variant.counterexample))
+    found += parallel.counterexamples() if parallel else []
     root = artifacts.parent
     return tuple(
         Counterexample(kind, source, path, (root / path).exists())  # an absolute path ignores `root`

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import attrs
 
 from .codec import decode, encode
+from .parallel import ParallelSection
 
 SCHEMA_VERSION = 2  # 1 was the gate's first, minimal evidence.json (suites and lock timeouts only)
 
@@ -313,7 +314,7 @@ class KnownBadCatalogue:
 class Counterexample:
     """A link to a saved counterexample file (a path as the suite recorded it, and whether it exists)."""
 
-    kind: str  # race | stateful | known-bad
+    kind: str  # race | stateful | known-bad | parallel
     source: str  # the race run, machine or variant that produced it
     path: str
     exists: bool
@@ -344,7 +345,9 @@ _SECTIONS = {
     "lock_timeouts": "lockTimeouts",
     "rules": "rules",
     "known_bad": "knownBad",
+    "parallel": "parallel",
 }
+_ADDED_IN_SCHEMA_2 = {"parallel"}  # sections a schema-2 file written before they existed leaves out: not run
 
 
 @attrs.frozen
@@ -370,6 +373,7 @@ class Run:
     counterexamples: tuple[Counterexample, ...] = ()
     artifact_errors: tuple[ArtifactError, ...] = ()
     notes: tuple[str, ...] = ()  # what the collector wants a reader to know (ignored stale files, ...)
+    parallel: ParallelSection | None = None  # parallel_tests (fencecheck/report/parallel.py)
 
     @property
     def verdict(self) -> Verdict:
@@ -415,7 +419,7 @@ class Run:
             raise ValueError(f"evidence: schemaVersion {version!r} is not {SCHEMA_VERSION}")
         sections = {}
         for name, key in _SECTIONS.items():
-            raw = data.get(key)
+            raw = data.get(key, {"status": NOT_RUN} if name in _ADDED_IN_SCHEMA_2 else None)
             if not isinstance(raw, dict) or raw.get("status") not in (NOT_RUN, COLLECTED):
                 raise ValueError(f"evidence: {key} must be an object with status {NOT_RUN!r} or {COLLECTED!r}")
             if raw["status"] == COLLECTED:
@@ -443,6 +447,7 @@ _SECTION_TYPES = {
     "lock_timeouts": LockTimeouts,
     "rules": RulesSummary,
     "known_bad": KnownBadCatalogue,
+    "parallel": ParallelSection,
 }
 
 
@@ -453,7 +458,8 @@ def judge(run: Run) -> Verdict:
     """pass / fail / incomplete, with reasons.
 
     Fails on: a failed suite, a race run whose checker verdict is illegal or unknown (or whose structural
-    invariants or promise broke), a known-bad variant that survived, a rules boundary that does not hold,
+    invariants or promise broke), a known-bad variant that survived (sequential or concurrent), a parallel
+    program that failed against the reference, a rules boundary that does not hold,
     an artifact that exists but cannot be read (it might hide any of these), and, under a thorough
     profile, a reachable transition never exercised (or no coverage at all). Incomplete, whatever else
     holds, when the run was interrupted or no suite ran at all: then nothing was shown either way.
@@ -476,6 +482,9 @@ def judge(run: Run) -> Verdict:
                 reasons.append(f"known-bad {variant.name} survived (rule {variant.rule})")
             elif variant.status in ("timeout", "error"):
                 warnings.append(f"known-bad {variant.name}: {variant.status}")
+    if run.parallel is not None:
+        reasons += run.parallel.reasons()
+        warnings += run.parallel.warnings()
     if run.rules is not None and not run.rules.boundary_holds:
         reasons.append(f"rules boundary does not hold ({len(run.rules.deviations)} deviating cases)")
     if run.profile in THOROUGH_PROFILES:

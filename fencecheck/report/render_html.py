@@ -24,6 +24,7 @@ from .model import (
     Run,
     StatefulSummary,
 )
+from .parallel import parallel_html
 from .timeline import hatch_defs, legend, render_timeline
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
@@ -171,7 +172,8 @@ def _header(run: Run) -> Safe:
 
 
 def _nav() -> Safe:
-    links = [("suites", "Suites"), ("races", "Races"), ("coverage", "Coverage"), ("known-bad", "Known-bad"),
+    links = [("suites", "Suites"), ("races", "Races"), ("parallel", "Parallel"), ("coverage", "Coverage"),
+             ("known-bad", "Known-bad"),
              ("rules", "Rules"), ("stateful", "Stateful"), ("counterexamples", "Counterexamples"), ("run", "Run"),
              ("notes", "Notes")]
     return el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in links])
@@ -409,6 +411,7 @@ def render_html(run: Run, *, link_base: Path | None = None, artifacts: Path | No
             # What a reviewer decides on first; the run's metadata after the evidence.
             _suites_section(run),
             _races_section(run.races, run),
+            parallel_html(run.parallel),
             _coverage_section(run.coverage),
             _known_bad_section(run.known_bad),
             _rules_section(run.rules),

@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from .model import NOT_RUN, RaceScenario, Run
+from .parallel import parallel_markdown
 
 MAX_ITEMS = 8
 
@@ -111,6 +112,7 @@ def render_markdown(run: Run) -> str:
         if survived:
             text += "; survived: " + ", ".join(code(n) for n in _cut(survived))
         lines.append(text)
+    lines += parallel_markdown(run.parallel, code, _cut)
     if run.races is None:
         lines += [f"**Races:** {NOT_RUN}"]
     else:

@@ -60,10 +60,11 @@ class Variant:
         return attrs.evolve(ReferenceAPI.from_module(self.load()), module=SYSTEM_SPEC.format(name=self.name))
 
 
+from .concurrent_variants import CONCURRENT_CATALOGUE as CONCURRENT_VARIANTS  # noqa: E402 - only a race shows these
 from .variants import CATALOGUE as VARIANTS  # noqa: E402 - the catalogue needs Variant defined above
 
-_BY_NAME = {v.name: v for v in VARIANTS}
-assert len(_BY_NAME) == len(VARIANTS), "duplicate variant name"
+_BY_NAME = {v.name: v for v in (*VARIANTS, *CONCURRENT_VARIANTS)}
+assert len(_BY_NAME) == len(VARIANTS) + len(CONCURRENT_VARIANTS), "duplicate variant name"
 
 
 def variant(name: str) -> Variant:
@@ -78,4 +79,4 @@ def system(name: str) -> ReferenceAPI:
     return variant(name).build()
 
 
-__all__ = ["SYSTEM_SPEC", "VARIANTS", "Variant", "system", "variant"]
+__all__ = ["CONCURRENT_VARIANTS", "SYSTEM_SPEC", "VARIANTS", "Variant", "system", "variant"]

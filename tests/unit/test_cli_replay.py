@@ -246,3 +246,25 @@ def test_evolve_keeps_ops_comparable():
     # plan_from_saved clears commit_fails with attrs.evolve; the ops must stay equal to the plan's own.
     op = BY_NAME["commit_failure_takeover"].plan(Ids(7)).callers[0].op
     assert attrs.evolve(attrs.evolve(op, commit_fails=True), commit_fails=False) == op
+
+
+# --- generated concurrent programs (fencecheck.parallel) ---------------------------------------------------
+
+
+def test_a_parallel_program_is_told_apart_from_a_race_by_its_format(tmp_path):
+    from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT
+
+    path = tmp_path / "parallel-reference-0123456789.json"
+    path.write_text(json.dumps({"format": COUNTEREXAMPLE_FORMAT}))
+    assert replay.kind_of(path) == "parallel"
+    path.write_text(json.dumps({"format": "fencecheck.race-counterexample/1"}))
+    assert replay.kind_of(path) == "race"
+
+
+def test_a_malformed_parallel_program_is_a_usage_error(tmp_path, capsys):
+    from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT
+
+    path = tmp_path / "parallel-reference-0123456789.json"
+    path.write_text(json.dumps({"format": COUNTEREXAMPLE_FORMAT, "system": "reference"}))
+    code, err = _replay(path, capsys)
+    assert code == 2 and "malformed concurrent program" in err and "Expected a counterexample" in err

@@ -119,7 +119,8 @@ def test_clean_run_passes(tmp_path):
 
 def test_a_failed_suite_fails(tmp_path):
     run = _clean(tmp_path)
-    run = attrs.evolve(run, suites=(*run.suites[:-1], attrs.evolve(run.suites[-1], status="failed", failed=2)))
+    suites = tuple(attrs.evolve(s, status="failed", failed=2) if s.name == "races" else s for s in run.suites)
+    run = attrs.evolve(run, suites=suites)
     verdict = judge(run)
     assert verdict.status == "fail" and "suite races failed (2 failing tests)" in verdict.reasons
 
@@ -187,9 +188,9 @@ def test_unreadable_artifacts_and_an_open_rules_boundary_fail(tmp_path):
 
 def test_collect_reads_every_section_of_the_fixture(tmp_path):
     run = fixture_run(tmp_path)
-    assert [s.name for s in run.suites] == ["unit", "rules", "emulator", "stateful", "races"]
-    assert [s.status for s in run.suites] == ["passed", "passed", "passed", "passed", "failed"]
-    assert run.suites[-1].failing == ("race_tests.test_races::test_race[distinct_holder_first_acquire-r1]",)
+    assert [s.name for s in run.suites] == ["unit", "rules", "emulator", "stateful", "races", "parallel"]
+    assert [s.status for s in run.suites] == ["passed", "passed", "passed", "passed", "failed", NOT_RUN]
+    assert run.suites[-2].failing == ("race_tests.test_races::test_race[distinct_holder_first_acquire-r1]",)
     assert [r.id for r in run.coverage.rows] == [t.id for t in TRANSITIONS]
     assert run.coverage.unexercised_reachable == (
         "acquire.first_clock_before_registration",
@@ -242,7 +243,12 @@ def test_missing_sections_are_not_run(tmp_path):
     )
     run = collect(tmp_path)
     assert [(s.name, s.status) for s in run.suites] == [
-        ("unit", "passed"), ("rules", NOT_RUN), ("emulator", NOT_RUN), ("stateful", NOT_RUN), ("races", NOT_RUN)
+        ("unit", "passed"),
+        ("rules", NOT_RUN),
+        ("emulator", NOT_RUN),
+        ("stateful", NOT_RUN),
+        ("races", NOT_RUN),
+        ("parallel", NOT_RUN),
     ]
     for name in ("stateful", "coverage", "races", "lock_timeouts", "rules", "known_bad"):
         assert run.section_status(name) == NOT_RUN

@@ -143,8 +143,8 @@ def test_timeline_marks_calls_that_never_returned(run):
 
 
 def test_html_says_not_run(run):
-    page = render_html(attrs.evolve(run, races=None, known_bad=None, rules=None))
-    assert page.count("Not run: no artifact files for this section.") == 3
+    page = render_html(attrs.evolve(run, races=None, known_bad=None, rules=None, parallel=None))
+    assert page.count("Not run: no artifact files for this section.") == 4
 
 
 def test_html_links_counterexamples_relative_to_the_report(tmp_path):

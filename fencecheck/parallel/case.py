@@ -1,0 +1,274 @@
+"""One generated case: a parallel program run R times, each time on a fresh emulator project, and judged.
+
+Why repetitions: a race that a buggy implementation loses only under one interleaving shows up in some runs
+and not in others. The case fails if any repetition fails, and its classification says how:
+
+    passes            every repetition passed
+    fails sometimes   some repetitions failed, some passed: a race (the interleaving decides)
+    fails always      every repetition failed: a logic bug, or a race this program always loses
+    fails in prefix   a prefix call already disagreed with the model: a sequential bug, no race needed
+
+A failed repetition's evidence is a history the checker proved not linearizable (or a broken invariant): a
+bug in the implementation whatever the timing, never an artefact of it. Indefinite answers
+(`journal_unavailable`, transport errors) never fail a repetition by themselves; the checker lets such a
+call have applied or not.
+
+Repetitions run concurrently, each in its own project (`ProjectSource`): they share nothing, and the
+emulator's ~2 s lock timeout is spent waiting, not computing, so R repetitions take about as long as one.
+
+A failing case can be saved as a counterexample (`save_counterexample`): the program, the classification and
+the failing repetition's history and verdict. `replay_parallel(path, db)` runs the saved program again on
+an empty project; `recheck_parallel(path)` runs the checker again on the saved history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from fencecheck import systems
+from fencecheck.emulator import close_client
+from fencecheck.emulator_discovery import new_run_token, project_id_for
+from fencecheck.history import History
+from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
+from fencecheck.lockstep import REFERENCE, ReferenceAPI
+
+from .execute import OK, PREFIX, Repetition, run_once
+from .program import ParallelProgram
+
+COUNTEREXAMPLE_FORMAT = "fencecheck.parallel-counterexample/1"
+PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX = "passes", "fails sometimes", "fails always", "fails in prefix"
+CLASSIFICATIONS = (PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX)
+DEFAULT_REPEAT = 5
+# The final replay of a shrunk failure gets this many more rounds of R repetitions while it keeps passing:
+# a race lost one time in five is then seen again with probability 1 - 0.8^15 (96 %), not 67 %.
+FINAL_ROUNDS = 3
+
+
+class ProjectSource:
+    """Fresh emulator projects: a new id per repetition (`demo-fc-<token>-<tag>-<n>`), its data deleted and
+    its client closed afterwards. Thread-safe."""
+
+    def __init__(self, emulator: Any, tag: str = "par") -> None:
+        self.emulator = emulator
+        self.tag = tag
+        self._token = new_run_token()
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def new(self) -> tuple[str, Any]:
+        with self._lock:
+            project_id = project_id_for(self._token, self.tag, next(self._counter))
+        return project_id, self.emulator.client(project_id)
+
+    def release(self, project_id: str, client: Any) -> None:
+        close_client(client)
+        self.emulator.reset(project_id)
+
+
+@attrs.frozen(eq=False)
+class CaseResult:
+    program: ParallelProgram
+    repetitions: tuple[Repetition, ...]
+    seconds: float
+    system: str = "reference"
+
+    @property
+    def failures(self) -> tuple[Repetition, ...]:
+        return tuple(r for r in self.repetitions if not r.passed)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+    @property
+    def classification(self) -> str:
+        failures = self.failures
+        if not failures:
+            return PASSES
+        if any(r.status == PREFIX for r in failures):
+            return FAILS_IN_PREFIX
+        return FAILS_ALWAYS if len(failures) == len(self.repetitions) else FAILS_SOMETIMES
+
+    @property
+    def evidence(self) -> Repetition | None:
+        """The failing repetition to show: an illegal history first (the strongest evidence), then the rest."""
+        order = {"prefix": 0, "illegal": 1, "broken": 2, "unknown": 3}
+        failures = sorted(self.failures, key=lambda r: order.get(r.status, 9))
+        return failures[0] if failures else None
+
+    def summary(self) -> str:
+        counts = f"{len(self.failures)}/{len(self.repetitions)} repetitions failed"
+        lines = [f"parallel program {self.classification} against {self.system} ({counts}; {self.program.size})"]
+        lines.append(self.program.describe())
+        evidence = self.evidence
+        if evidence is not None:
+            lines.append(f"failing repetition ({evidence.status}, project {evidence.project_id}):")
+            lines += [f"  {line}" for line in evidence.explain().splitlines()]
+        return "\n".join(lines)
+
+
+def _repeat(
+    count: int, run: Callable[[], Repetition], *, concurrent: bool
+) -> list[Repetition]:
+    if not concurrent or count == 1:
+        return [run() for _ in range(count)]
+    results: list[Repetition | None] = [None] * count
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            results[index] = run()
+        except BaseException as error:  # re-raised below, in the caller's thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,), name=f"repetition-{i}", daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
+
+
+def run_case(
+    projects: ProjectSource,
+    program: ParallelProgram,
+    *,
+    system: ReferenceAPI = REFERENCE,
+    repeat: int = DEFAULT_REPEAT,
+    final: bool = False,
+    concurrent: bool = True,
+    budget: int = DEFAULT_BUDGET,
+) -> CaseResult:
+    """Run `program` `repeat` times, each on a fresh project. `final` (the replay Hypothesis reports) keeps
+    going, up to FINAL_ROUNDS more rounds of `repeat`, while every repetition passes."""
+    if repeat < 1:
+        raise ValueError("repeat must be at least 1")
+    started = time.perf_counter()
+
+    def once() -> Repetition:
+        project_id, db = projects.new()
+        try:
+            return run_once(db, program, system=system, project_id=project_id, budget=budget)
+        finally:
+            projects.release(project_id, db)
+
+    repetitions = _repeat(repeat, once, concurrent=concurrent)
+    rounds = 0
+    while final and rounds < FINAL_ROUNDS and all(r.status == OK for r in repetitions):
+        repetitions += _repeat(repeat, once, concurrent=concurrent)
+        rounds += 1
+    return CaseResult(program, tuple(repetitions), time.perf_counter() - started, system_label(system))
+
+
+def system_label(system: ReferenceAPI) -> str:
+    """What a counterexample names as its system: "reference", or the spec `fencecheck.systems` resolves
+    (a module, or `known_bad.journal:<variant>`)."""
+    return "reference" if system == REFERENCE or system.module in (None, "reference") else system.module
+
+
+def resolve_system(label: str) -> ReferenceAPI:
+    """The system a counterexample names (see `system_label`)."""
+    return systems.resolve_system(None if label == "reference" else label)
+
+
+# --- counterexamples ---------------------------------------------------------------------------------
+
+
+def counterexample_document(result: CaseResult) -> dict[str, Any]:
+    evidence = result.evidence
+    size = result.program.size
+    data: dict[str, Any] = {
+        "format": COUNTEREXAMPLE_FORMAT,
+        "system": result.system,
+        "classification": result.classification,
+        "failedRepetitions": len(result.failures),
+        "repetitions": len(result.repetitions),
+        "statuses": [r.status for r in result.repetitions],
+        "size": {"branches": size.branches, "concurrentOps": size.concurrent_ops, "prefixOps": size.prefix_ops},
+        "program": result.program.to_json(),
+        "description": result.program.describe(),
+        "failure": None,
+        "history": None,
+    }
+    if evidence is not None:
+        data["failure"] = {"status": evidence.status, "projectId": evidence.project_id,
+                           "explanation": evidence.explain()}
+        if evidence.history is not None:
+            data["history"] = evidence.history.to_json()
+    return data
+
+
+def save_counterexample(result: CaseResult, directory: Path | str) -> Path:
+    """`<directory>/parallel-<system>-<shortid>.json` (the id is a digest of the program and system, so the
+    same shrunk program lands in the same file)."""
+    data = counterexample_document(result)
+    digest = hashlib.sha256(json.dumps([data["system"], data["program"]], sort_keys=True).encode()).hexdigest()
+    label = result.system.rpartition(":")[2].replace(".", "-")
+    path = Path(directory) / f"parallel-{label}-{digest[:10]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+    return path
+
+
+@attrs.frozen(eq=False)
+class SavedCounterexample:
+    program: ParallelProgram
+    system: str
+    classification: str
+    history: History | None
+    data: dict[str, Any]
+
+
+def load_counterexample(path: Path | str) -> SavedCounterexample:
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict) or data.get("format") != COUNTEREXAMPLE_FORMAT:
+        raise ValueError(f"{path}: not a parallel counterexample (format {COUNTEREXAMPLE_FORMAT!r})")
+    history = History.from_json(data["history"]) if data.get("history") is not None else None
+    return SavedCounterexample(
+        ParallelProgram.from_json(data["program"]), data["system"], data["classification"], history, data
+    )
+
+
+def replay_parallel(
+    path: Path | str, db: Any, *, system: ReferenceAPI | None = None, budget: int = DEFAULT_BUDGET
+) -> Repetition:
+    """Run a saved counterexample's program once more on `db` (a client for an EMPTY project), against the
+    system the file names (or `system`); returns the repetition (`.passed`, `.status`, `.explain()`).
+
+    One run may pass where the saved one failed: a race is lost only under some interleavings. Replay a few
+    times (each on its own empty project), or use `replay_parallel_case` with an emulator."""
+    saved = load_counterexample(path)
+    return run_once(db, saved.program, system=system or resolve_system(saved.system), budget=budget)
+
+
+def replay_parallel_case(
+    path: Path | str, emulator: Any, *, repeat: int = DEFAULT_REPEAT, system: ReferenceAPI | None = None
+) -> CaseResult:
+    """Run a saved counterexample's program `repeat` times, each on a fresh project of `emulator`."""
+    saved = load_counterexample(path)
+    return run_case(
+        ProjectSource(emulator, "replay"), saved.program, system=system or resolve_system(saved.system), repeat=repeat
+    )
+
+
+def recheck_parallel(path: Path | str, *, budget: int = DEFAULT_BUDGET) -> Verdict | None:
+    """The checker's verdict on a saved counterexample's history again, from the model state after its
+    prefix (pure; None when the failure was in the prefix and no race history was saved)."""
+    saved = load_counterexample(path)
+    if saved.history is None:
+        return None
+    state, _results = saved.program.prefix_state()
+    return check(saved.history, initial_state=state, budget=budget)

@@ -1,0 +1,207 @@
+"""Run one parallel program once, on one empty project, and judge it.
+
+1. prefix: every call goes through `fencecheck.lockstep.Lockstep` (the model's answer, the stored documents,
+   update times and audit chain checked after each call); a disagreement ends the repetition as a
+   `prefix` failure: a sequential bug, no race needed.
+2. branches: one thread per branch, released together by a `threading.Barrier`; each branch makes its calls
+   in order. A call is made the way the race harness makes it (`fencecheck.race`): a caller whose answer is
+   indefinite (`journal_unavailable`, a transport error, no answer) retries the whole call with the same op
+   up to `max_retries` times, a `commit_failure_first` call makes its first attempt on a
+   `CommitFailureClient`, and every attempt is recorded by one `Recorder`.
+3. read back each called key's documents and judge: the linearizability checker from the model state after
+   the prefix, against the stored documents; plus the race harness's structural invariants per key
+   (`fencecheck.race.structural_problems`), clock reads, foreign exceptions and hung branches.
+
+Why threads and a barrier, never sleeps: the barrier is the only synchronization; how the calls then
+interleave is up to the emulator, which is the point.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from fencecheck.firestore_io import CommitFailureClient, Stored, read_key
+from fencecheck.history import History, Recorder
+from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
+from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
+from fencecheck.race import (
+    MAX_WHOLE_CALL_RETRIES,
+    Caller,
+    CallerRecord,
+    nested_paths,
+    run_caller,
+    structural_problems,
+)
+from model.journal import JournalState
+
+from .program import ParallelProgram
+
+OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN = "ok", "illegal", "unknown", "prefix", "broken"
+REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN)
+
+
+@attrs.frozen(eq=False)
+class Repetition:
+    """One run of a program. `status`: ok; illegal / unknown (the checker's verdict on the race); prefix (a
+    prefix call disagreed with the model); broken (the checker said ok but a structural invariant, the
+    clock-read rule, a foreign exception or a hung branch failed)."""
+
+    status: str
+    project_id: str | None
+    initial_state: JournalState | None = None  # the model state after the prefix
+    branches: tuple[tuple[CallerRecord, ...], ...] = ()
+    history: History | None = None
+    verdict: Verdict | None = None
+    problems: tuple[str, ...] = ()
+    prefix_mismatch: str | None = None
+    race_seconds: float = 0.0
+    checker_seconds: float = 0.0
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == OK
+
+    def explain(self) -> str:
+        """Why the repetition failed (empty when it passed)."""
+        if self.status == PREFIX:
+            return self.prefix_mismatch or ""
+        parts = []
+        if self.verdict is not None and not self.verdict.ok:
+            parts.append(self.verdict.explain())
+        parts += self.problems
+        return "\n".join(parts)
+
+
+def _run_branch(
+    recorder: Recorder,
+    system: ReferenceAPI,
+    db: Any,
+    failing: Any,
+    lane: str,
+    calls: tuple,
+    max_retries: int,
+) -> tuple[CallerRecord, ...]:
+    records = []
+    for call in calls:
+        caller = Caller(lane, call.op, call.commit_failure_first)
+        records.append(run_caller(recorder, system, db, failing, caller, max_retries))
+    return tuple(records)
+
+
+def _key_problems(
+    key_hash: str, state: JournalState, before: Mapping[str, Stored], after: Mapping[str, Stored], nested
+) -> list[str]:
+    record = state.get(key_hash)
+    corrupt = record is not None and record.corrupt
+    return structural_problems(key_hash, before, after, nested_paths=nested, corrupt=corrupt)
+
+
+def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tuple[str, ...]) -> list[str]:
+    problems = []
+    for lane, records in zip(lanes, branches, strict=True):
+        for record in records:
+            for attempt in record.attempts:
+                if attempt.unexpected is not None:
+                    problems.append(f"{lane}: raised {attempt.unexpected} (only the journal error type may escape)")
+                if attempt.attempts and attempt.clock_reads != 1:
+                    problems.append(f"{lane}: the clock was read {attempt.clock_reads} times (once per call)")
+    return problems
+
+
+def run_once(
+    db: Any,
+    program: ParallelProgram,
+    *,
+    system: ReferenceAPI = REFERENCE,
+    project_id: str | None = None,
+    max_retries: int = MAX_WHOLE_CALL_RETRIES,
+    budget: int = DEFAULT_BUDGET,
+    barrier_timeout: float = 120.0,
+    join_timeout: float = 600.0,
+) -> Repetition:
+    """Run `program` once on `db`, a client for an empty project that nobody else writes to."""
+    started = time.perf_counter()
+    lockstep = Lockstep(db, system=system, epoch=program.epoch)
+    try:
+        lockstep.check_documents()
+        for op in program.prefix:
+            lockstep.run(op)
+    except LockstepMismatch as mismatch:
+        return Repetition(PREFIX, project_id, prefix_mismatch=str(mismatch), seconds=time.perf_counter() - started)
+    initial = lockstep.state
+    keys = program.keys()
+    before = {h: read_key(db, h) for h in keys}
+    failing = None
+    if any(call.commit_failure_first for branch in program.branches for call in branch):
+        failing = CommitFailureClient(db)
+
+    recorder = Recorder()
+    lanes = program.lanes
+    records: list[tuple[CallerRecord, ...] | None] = [None] * len(lanes)
+    errors: dict[str, str] = {}
+    barrier = threading.Barrier(len(lanes))
+
+    def worker(index: int) -> None:
+        try:
+            barrier.wait(timeout=barrier_timeout)
+        except threading.BrokenBarrierError:
+            errors[lanes[index]] = "the start barrier broke"
+            return
+        try:
+            records[index] = _run_branch(
+                recorder, system, db, failing, lanes[index], program.branches[index], max_retries
+            )
+        except BaseException as error:  # a harness failure must not pass silently
+            errors[lanes[index]] = f"{type(error).__name__}: {error}"
+
+    threads = [
+        threading.Thread(target=worker, args=(i,), name=f"parallel-{lane}", daemon=True) for i, lane in enumerate(lanes)
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + join_timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    hung = [lane for lane, thread in zip(lanes, threads, strict=True) if thread.is_alive()]
+    if errors:
+        raise RuntimeError(f"parallel harness failure: {sorted(errors.items())[:3]}")
+
+    after = {h: read_key(db, h) for h in keys}
+    final = {h: {path: item.data for path, item in stored.items()} for h, stored in after.items()}
+    history = recorder.history(final)
+    calls = history.calls
+    finished = [c.completed_at for c in calls if c.completed_at is not None]
+    race_seconds = (max(finished) - min(c.invoked_at for c in calls)) / 1e9 if finished else 0.0
+
+    checking = time.perf_counter()
+    verdict = check(history, initial_state=initial, budget=budget)
+    checker_seconds = time.perf_counter() - checking
+
+    branches = tuple(records[i] or () for i in range(len(lanes)))
+    problems = [f"{lane}: still running when the harness gave up" for lane in hung]
+    problems += _harness_problems(branches, lanes)
+    for h in keys:
+        problems += _key_problems(h, initial, before[h], after[h], nested_paths(db, h))
+    if verdict.ok:
+        status = BROKEN if problems else OK
+    else:
+        status = ILLEGAL if verdict.status == "illegal" else UNKNOWN
+    return Repetition(
+        status,
+        project_id,
+        initial,
+        branches,
+        history,
+        verdict,
+        tuple(problems),
+        None,
+        race_seconds,
+        checker_seconds,
+        time.perf_counter() - started,
+    )

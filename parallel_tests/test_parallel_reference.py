@@ -1,0 +1,61 @@
+"""The reference under parallel programs: every generated program (a prefix, then 2-4 racing branches, with at
+least one contested key) must pass every one of its R repetitions.
+
+A failure is a proof, not a timing accident: the failing repetition's history was judged not linearizable
+(or a structural invariant broke). The shrunk program is saved as counterexamples/parallel-reference-<id>.json
+and the run is written to artifacts/parallel/reference.json for the evidence report either way. Against
+another system ($FENCECHECK_SYSTEM, see conftest.py) the same property runs and no evidence is written.
+"""
+
+from __future__ import annotations
+
+from fencecheck import hypothesis_profiles
+from fencecheck.parallel import PASSES, run_property
+from fencecheck.report.parallel import ParallelRun, write_parallel_run
+from fencecheck.systems import describe_system, reference_run
+from parallel_tests.conftest import REFERENCE_RUN, artifacts_dir, counterexamples_dir
+
+
+def _relative(path, root) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def test_reference_is_linearizable_under_parallel_programs(projects, repeat, system, request):
+    config = request.config
+    outcome = run_property(projects, system=system, repeat=repeat, counterexamples=counterexamples_dir(config))
+    print(f"\nparallel {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
+          f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s")
+    if reference_run():
+        _write_evidence(config, outcome, repeat)
+    assert not outcome.failed, outcome.message()
+    assert outcome.examples > 0, "no parallel program ran"
+    assert outcome.contested_examples == outcome.examples, "every generated program must contest a key"
+
+
+def _write_evidence(config, outcome, repeat: int) -> None:
+    case = outcome.case
+    write_parallel_run(
+        artifacts_dir(config),
+        ParallelRun(
+            name=REFERENCE_RUN,
+            system="reference",
+            profile=hypothesis_profiles.selected_name(),
+            examples=outcome.examples,
+            repetitions=repeat,
+            repetitions_run=outcome.repetitions,
+            contested_examples=outcome.contested_examples,
+            seconds=round(outcome.seconds, 2),
+            classification=PASSES if case is None else case.classification,
+            failed_repetitions=None if case is None else len(case.failures),
+            case_repetitions=None if case is None else len(case.repetitions),
+            shrunk_branches=None if case is None else case.program.size.branches,
+            shrunk_ops=None if case is None else case.program.size.ops,
+            counterexample=_relative(outcome.counterexample, config.rootpath),
+            message=None if case is None else outcome.message()[:4000],
+        ),
+    )

@@ -1,0 +1,95 @@
+"""The evidence report's parallel section (fencecheck/report/parallel.py), from artifact files to all three
+renderings and the verdict. Built on the report fixture (tests/fixtures/report), which has no parallel files
+of its own: each test writes them into a private copy with the suite's own writers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from fencecheck.report import collect, judge, render_html, render_markdown
+from fencecheck.report.model import NOT_RUN, Run
+from fencecheck.report.parallel import (
+    ParallelRun,
+    ParallelVariant,
+    write_parallel_run,
+    write_parallel_variant,
+)
+from tests.unit.report_support import copy_fixture, passing_run
+
+PASSING = ParallelRun("reference", "reference", "ci", 10, 5, 50, 10, 27.5)
+FAILING = attrs.evolve(PASSING, classification="fails sometimes", failed_repetitions=2, case_repetitions=5,
+                       shrunk_branches=2, shrunk_ops=3, counterexample="counterexamples/parallel-reference-1.json",
+                       message="illegal")
+CAUGHT = ParallelVariant("acquire-checked-outside-transaction", "acquire.active.other_holder:concurrent", "caught",
+                         4.5, 3, "fails always", 5, 5, 2, 2, 1, "counterexamples/parallel-a-1.json", "p::t[a]")
+
+
+def _run(tmp_path, *, runs=(PASSING,), variants=(CAUGHT,)) -> Run:
+    artifacts = copy_fixture(tmp_path)
+    for run in runs:
+        write_parallel_run(artifacts, run)
+    for variant in variants:
+        write_parallel_variant(artifacts, variant)
+    return passing_run(collect(artifacts))
+
+
+def test_the_section_is_collected_and_round_trips(tmp_path):
+    run = _run(tmp_path)
+    assert run.parallel is not None and run.parallel.runs == (PASSING,) and run.parallel.variants == (CAUGHT,)
+    data = json.loads(json.dumps(run.to_json()))
+    assert data["parallel"]["status"] == "collected"
+    assert data["parallel"]["breakdown"] == {"caught": 1, "survived": 0, "timeout": 0, "error": 0}
+    assert data["parallel"]["variants"][0]["shrunkSteps"] == 3 and data["parallel"]["variants"][0]["caught"]
+    assert Run.from_json(data) == run
+    assert ("parallel", CAUGHT.name, CAUGHT.counterexample) in [(c.kind, c.source, c.path) for c in run.counterexamples]
+
+
+def test_a_passing_section_passes(tmp_path):
+    assert judge(_run(tmp_path)).status == "pass"
+
+
+def test_a_failing_reference_run_fails_the_verdict(tmp_path):
+    verdict = judge(_run(tmp_path, runs=(FAILING,)))
+    assert verdict.status == "fail"
+    assert "parallel reference: fails sometimes (2/5 repetitions)" in verdict.reasons
+
+
+def test_a_surviving_variant_fails_and_a_timeout_warns(tmp_path):
+    survived = ParallelVariant("finish-split-transactions", "complete.terminal.conflict:concurrent", "survived")
+    timeout = ParallelVariant("audit-id-from-stale-read", "any.corrupt:x", "timeout")
+    verdict = judge(_run(tmp_path, variants=(CAUGHT, survived, timeout)))
+    assert verdict.status == "fail"
+    assert any("finish-split-transactions survived" in reason for reason in verdict.reasons)
+    assert "parallel known-bad audit-id-from-stale-read: timeout" in verdict.warnings
+
+
+def test_an_unreadable_file_is_an_artifact_error(tmp_path):
+    artifacts = copy_fixture(tmp_path)
+    write_parallel_run(artifacts, PASSING)
+    (artifacts / "parallel" / "reference.json").write_text('{"format": "fencecheck.parallel-run/1", "name": 1}')
+    run = collect(artifacts)
+    assert [e.path for e in run.artifact_errors] == ["parallel/reference.json"]
+    assert judge(run).status == "fail"
+
+
+def test_markdown_and_html_show_the_section(tmp_path):
+    run = _run(tmp_path, runs=(FAILING,))
+    text = render_markdown(run)
+    assert "**Parallel:** 1 run(s), 10 programs, 50 repetitions; failing: `reference fails sometimes`" in text
+    assert "**Concurrent known-bad:** 1 variants: 1 caught, 0 survived, 0 timeout, 0 error" in text
+    page = render_html(run)
+    assert 'id="parallel"' in page and 'href="#parallel"' in page
+    assert "acquire-checked-outside-transaction" in page and "fails sometimes, 2 branches, 3 ops" in page
+
+
+def test_not_run_is_said_everywhere(tmp_path):
+    run = attrs.evolve(_run(tmp_path), parallel=None)
+    assert "**Parallel:** not run" in render_markdown(run)
+    assert "no parallel artifacts (not run)" in judge(run).warnings
+    data = run.to_json()
+    assert data["parallel"] == {"status": NOT_RUN}
+    del data["parallel"]  # a schema-2 file written before the section existed
+    assert Run.from_json(data).parallel is None
