@@ -6,6 +6,7 @@ counting its lock timeouts, cannot disturb other tests.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shlex
@@ -236,9 +237,13 @@ def test_unreachable_emulator_host_names_the_variable(tmp_path):
 
 
 CHILD = """
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 from fencecheck.emulator import start_emulator
+
+faulthandler.register(signal.SIGUSR1)  # the test asks for our stacks if we do not exit in time
 
 with start_emulator(log_dir=Path(sys.argv[1]), quiet=True) as handle:
     print("ready", handle.port, handle.pid, flush=True)
@@ -272,7 +277,16 @@ def test_no_jvm_outlives_a_signalled_python_process(tmp_path, signum, check_retu
         jvm = os.pidfd_open(jvm_pid)  # taken before the signal, so a reused pid cannot fool us
         try:
             child.send_signal(signum)
-            returncode = child.wait(timeout=30)
+            try:
+                returncode = child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.send_signal(signal.SIGUSR1)  # where is it stuck? (faulthandler writes to its stderr)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(timeout=2)  # time for the dump; SIGUSR1 does not end it
+                child.kill()
+                child.wait()
+                pytest.fail(f"the child did not exit within 60 s of {signum.name}:\n"
+                            + (tmp_path / "child.stderr").read_text()[-6000:])
             assert _wait_for_exit(jvm), f"JVM {jvm_pid} still alive after the child exited"
         finally:
             os.close(jvm)
