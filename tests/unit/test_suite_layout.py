@@ -12,5 +12,5 @@ SUITES = ("tests", "stateful_tests", "race_tests", "parallel_tests")
 
 def test_every_test_module_basename_is_unique_across_the_suites():
     names = Counter(path.name for suite in SUITES for path in (ROOT / suite).rglob("test_*.py"))
-    assert len(names) > 50  # the suites were found
+    assert len(names) > 30  # the suites were found
     assert [name for name, count in names.items() if count > 1] == []
