@@ -244,6 +244,9 @@ from pathlib import Path
 from fencecheck.emulator import start_emulator
 
 faulthandler.register(signal.SIGUSR1)  # the test asks for our stacks if we do not exit in time
+# A launcher without job control (`cmd &` in a script, nohup) starts us with SIGINT ignored, and Python keeps
+# an inherited SIG_IGN: restore the KeyboardInterrupt an interactive process gets.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 with start_emulator(log_dir=Path(sys.argv[1]), quiet=True) as handle:
     print("ready", handle.port, handle.pid, flush=True)
