@@ -25,7 +25,6 @@ import pytest
 
 from model.lantern import (
     REACHABLE_IDS,
-    CreateVenue,
     DeleteVenue,
     Extinguish,
     FaultKind,
@@ -45,9 +44,7 @@ from tests.emulator.lantern_support import (
     AT_BAR,
     AT_CLUB,
     BAR,
-    CAFE,
     CLUB,
-    FAR,
     H2,
     REFERENCE_LANTERN,
     T0,
@@ -62,6 +59,9 @@ from tests.emulator.lantern_support import (
     stored_documents,
     typed,
 )
+from tests.lantern_story import H2 as STORY_H2
+from tests.lantern_story import T0 as STORY_T0
+from tests.lantern_story import every_reachable_transition
 
 pytestmark = pytest.mark.emulator
 
@@ -137,52 +137,8 @@ def linearize(lock: Lockstep, ops: Sequence[Any], answers: Sequence[Any]) -> tup
 def test_every_reachable_transition_against_the_model(firestore_db):
     """One story through every reachable row of the transition table, checked call by call."""
     lock = Lockstep(firestore_db)
-    story = [
-        (BAR, "create_venue.new"),
-        (BAR, "create_venue.exists"),
-        (CLUB, "create_venue.new"),
-        (CAFE, "create_venue.new"),
-        (DeleteVenue("nowhere"), "delete_venue.absent"),
-        (Light("alice", "lan-1", "nowhere", *AT_BAR, now=T0), "light.venue_missing"),
-        (Light("alice", "lan-1", "bar", *FAR, now=T0), "light.outside_geofence"),
-        (ScheduledLight("bob", "lan-2", "bar", T0 + US, now=T0), "scheduled_light.not_due"),
-        (ScheduledLight("bob", "lan-2", "nowhere", T0, now=T0), "scheduled_light.venue_missing"),
-        (Light("alice", "lan-1", "bar", 52.5210, 13.4050, now=T0), "light.new"),
-        (Light("alice", "lan-1", "bar", *AT_BAR, now=T0 + US), "light.retry"),
-        (Light("bob", "lan-1", "bar", *AT_BAR, now=T0), "light.id_taken"),
-        (Light("alice", "lan-2", "club", *AT_CLUB, now=T0 + H2 - US), "light.guard_held"),
-        (ScheduledLight("bob", "lan-2", "club", T0, now=T0), "scheduled_light.new"),
-        (ScheduledLight("bob", "lan-2", "club", T0, now=T0 + H2 - US), "scheduled_light.retry"),
-        (ScheduledLight("carol", "lan-2", "club", T0, now=T0), "scheduled_light.id_taken"),
-        (ScheduledLight("bob", "lan-3", "club", T0, now=T0 + timedelta(hours=1)), "scheduled_light.guard_held"),
-        (ReadActive(now=T0), "read_active.clean"),
-        (Extinguish("carol", "lan-1", now=T0), "extinguish.not_owner"),
-        (Extinguish("alice", "lan-9", now=T0), "extinguish.not_found"),
-        (Extinguish("alice", "lan-1", now=T0 - US), "extinguish.clock_earlier"),
-        (Light("alice", "lan-3", "club", *AT_CLUB, now=T0 + H2), "light.relight_elsewhere"),
-        (ScheduledLight("bob", "lan-4", "club", T0, now=T0 + H2), "scheduled_light.relight_in_place"),
-        (Extinguish("alice", "lan-3", now=T0 + H2 + US), "extinguish.active"),
-        (Extinguish("alice", "lan-3", now=T0 + H2 + US), "extinguish.ended"),
-        (ScheduledLight("carol", "lan-5", "cafe", T0, now=T0 + H2), "scheduled_light.new"),
-        (DeleteVenue("cafe"), "delete_venue.deleted"),
-        (ScheduledLight("carol", "lan-6", "bar", T0, now=T0 + 2 * H2), "scheduled_light.relight_old_venue_gone"),
-        (Light("alice", "lan-7", "bar", *AT_BAR, now=T0 + 2 * H2), "light.new"),
-        (Extinguish("alice", "lan-7", now=T0 + 3 * H2), "extinguish.expired"),
-        (ScheduledLight("carol", "lan-8", "club", T0, now=T0 + 3 * H2), "scheduled_light.relight_elsewhere"),
-        (ReadActive(now=T0 + 3 * H2), "read_active.retired"),
-        (Light("carol", "lan-9", "club", *AT_CLUB, now=T0 + 4 * H2), "light.relight_in_place"),
-        (CreateVenue("pub", "Pub", *FAR, 50), "create_venue.new"),
-        (Light("bob", "lan-10", "pub", *FAR, now=T0 + 4 * H2), "light.new"),
-        (DeleteVenue("pub"), "delete_venue.deleted"),
-        (Extinguish("bob", "lan-10", now=T0 + 4 * H2 + US), "extinguish.active_venue_gone"),
-        (CreateVenue("inn", "Inn", *FAR, 50), "create_venue.new"),
-        (Light("alice", "lan-11", "inn", *FAR, now=T0 + 5 * H2), "light.new"),
-        (Light("bob", "lan-12", "inn", *FAR, now=T0 + 5 * H2), "light.new"),
-        (DeleteVenue("inn"), "delete_venue.deleted"),
-        (Light("alice", "lan-13", "club", *AT_CLUB, now=T0 + 6 * H2), "light.relight_old_venue_gone"),
-        (Extinguish("bob", "lan-12", now=T0 + 6 * H2), "extinguish.expired_venue_gone"),
-        (ReadActive(now=T0 + 6 * H2), "read_active.retired"),  # alice's lan-13 stays; carol's lan-9 expired
-    ]
+    # the model test's story, then one more read: alice's lan-13 stays, carol's lan-9 has expired
+    story = [*every_reachable_transition(), (ReadActive(now=STORY_T0 + 6 * STORY_H2), "read_active.retired")]
     for op, transition in story:
         lock.apply(op, transition)
     assert REACHABLE_IDS - lock.fired == set()
