@@ -29,6 +29,7 @@ the benchmark script and any catalogue of known-bad implementations (`system=`) 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -334,6 +335,43 @@ def nested_paths(db: Any, key_hash: str) -> tuple[str, ...]:
     return tuple(sorted(snap.reference.path for coll in root.collections() for snap in coll.stream()))
 
 
+def release_together(
+    tasks: Sequence[Callable[[], Any]],
+    names: Sequence[str],
+    *,
+    barrier_timeout: float,
+    join_timeout: float,
+    label: str,
+) -> tuple[list[Any], tuple[int, ...]]:
+    """Run each task on its own thread, all released at once by one barrier; wait up to `join_timeout` in
+    all. Returns each task's result (None while still running) and the indices of the threads still
+    running. A broken barrier or a task that raised is a harness failure (RuntimeError), never a verdict."""
+    results: list[Any] = [None] * len(tasks)
+    barrier = threading.Barrier(len(tasks))
+    errors: dict[str, str] = {}
+
+    def worker(index: int) -> None:
+        try:
+            barrier.wait(timeout=barrier_timeout)
+        except threading.BrokenBarrierError:
+            errors[names[index]] = "the start barrier broke"
+            return
+        try:
+            results[index] = tasks[index]()
+        except BaseException as error:  # a harness failure must not pass silently
+            errors[names[index]] = f"{type(error).__name__}: {error}"
+
+    threads = [threading.Thread(target=worker, args=(i,), name=name, daemon=True) for i, name in enumerate(names)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + join_timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if errors:
+        raise RuntimeError(f"{label} harness failure: {sorted(errors.items())[:3]}")
+    return results, tuple(i for i, thread in enumerate(threads) if thread.is_alive())
+
+
 def run_plan(
     db: Any,
     plan: RacePlan,
@@ -353,33 +391,14 @@ def run_plan(
         failing = CommitFailureClient(db)
 
     recorder = Recorder()
-    records: list[CallerRecord | None] = [None] * plan.width
-    barrier = threading.Barrier(plan.width)
-    errors: dict[int, str] = {}
-
-    def worker(index: int) -> None:
-        try:
-            barrier.wait(timeout=barrier_timeout)
-        except threading.BrokenBarrierError:
-            errors[index] = "the start barrier broke"
-            return
-        try:
-            records[index] = run_caller(recorder, system, db, failing, plan.callers[index], max_retries)
-        except BaseException as error:  # a harness failure must not pass silently
-            errors[index] = f"{type(error).__name__}: {error}"
-
-    threads = [
-        threading.Thread(target=worker, args=(i,), name=f"race-{c.name}", daemon=True)
-        for i, c in enumerate(plan.callers)
-    ]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + join_timeout
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    hung = tuple(plan.callers[i].name for i, t in enumerate(threads) if t.is_alive())
-    if errors:
-        raise RuntimeError(f"{plan.scenario}: race harness failure: {sorted(errors.items())[:3]}")
+    records, hung_indices = release_together(
+        [functools.partial(run_caller, recorder, system, db, failing, c, max_retries) for c in plan.callers],
+        [f"race-{c.name}" for c in plan.callers],
+        barrier_timeout=barrier_timeout,
+        join_timeout=join_timeout,
+        label=f"{plan.scenario}: race",
+    )
+    hung = tuple(plan.callers[i].name for i in hung_indices)
 
     race_calls = recorder.calls()
     after_records = tuple(run_caller(recorder, system, db, failing, c, max_retries) for c in plan.after)

@@ -18,7 +18,7 @@ interleave is up to the emulator, which is the point.
 
 from __future__ import annotations
 
-import threading
+import functools
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -34,6 +34,7 @@ from fencecheck.race import (
     Caller,
     CallerRecord,
     nested_paths,
+    release_together,
     run_caller,
     structural_problems,
 )
@@ -143,34 +144,17 @@ def run_once(
 
     recorder = Recorder()
     lanes = program.lanes
-    records: list[tuple[CallerRecord, ...] | None] = [None] * len(lanes)
-    errors: dict[str, str] = {}
-    barrier = threading.Barrier(len(lanes))
-
-    def worker(index: int) -> None:
-        try:
-            barrier.wait(timeout=barrier_timeout)
-        except threading.BrokenBarrierError:
-            errors[lanes[index]] = "the start barrier broke"
-            return
-        try:
-            records[index] = _run_branch(
-                recorder, system, db, failing, lanes[index], program.branches[index], max_retries
-            )
-        except BaseException as error:  # a harness failure must not pass silently
-            errors[lanes[index]] = f"{type(error).__name__}: {error}"
-
-    threads = [
-        threading.Thread(target=worker, args=(i,), name=f"parallel-{lane}", daemon=True) for i, lane in enumerate(lanes)
-    ]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + join_timeout
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    hung = [lane for lane, thread in zip(lanes, threads, strict=True) if thread.is_alive()]
-    if errors:
-        raise RuntimeError(f"parallel harness failure: {sorted(errors.items())[:3]}")
+    records, hung_indices = release_together(
+        [
+            functools.partial(_run_branch, recorder, system, db, failing, lane, branch, max_retries)
+            for lane, branch in zip(lanes, program.branches, strict=True)
+        ],
+        [f"parallel-{lane}" for lane in lanes],
+        barrier_timeout=barrier_timeout,
+        join_timeout=join_timeout,
+        label="parallel",
+    )
+    hung = [lanes[i] for i in hung_indices]
 
     after = {h: read_key(db, h) for h in keys}
     final = {h: {path: item.data for path, item in stored.items()} for h, stored in after.items()}
