@@ -235,12 +235,22 @@ def stop(directory: Path, *, timeout: float = 10.0) -> Report:
     return Report((f"stopped the emulator (pid {state.pid}) at {state.host}",), (UNSET_LINE,))
 
 
+def _still_running(pid: int, group: int) -> bool:
+    """By /proc/<pid>/stat alone: an exiting process loses its environment (so its token) before it becomes a
+    zombie, and it may still hold the port then."""
+    if not PROC.is_dir():
+        return _signal_group(group, 0)
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != "Z" and fields[2] == str(group)
+
+
 def _terminate(state: State, timeout: float) -> None:
-    """SIGTERM the group, SIGKILL it after `timeout`; wait until no member is left."""
+    """SIGTERM the group, SIGKILL it after `timeout`; wait until every member found beforehand has exited."""
+    members = live_members(state)
     for signum, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
         _signal_group(state.pid, signum)
         deadline = time.monotonic() + wait
-        while live_members(state):
+        while any(_still_running(pid, state.pid) for pid in members):
             if time.monotonic() > deadline:
                 break
             time.sleep(0.05)
