@@ -1,14 +1,18 @@
-"""Concurrent call histories of the command journal, recorded for the linearizability checker.
+"""Concurrent call histories of a system under test (the journal by default), recorded for the
+linearizability checker. The system is named by its plug-in (`History.system`, `fencecheck.plugins`), which
+encodes its operations and says which answers are indefinite.
 
-A `Call` is one journal operation as a caller saw it: who called, the model operation (carrying the clock
+A `Call` is one operation as a caller saw it: who called, the model operation (carrying the clock
 reading the call used), when it was invoked and when it completed (monotonic nanoseconds from the recorder's
 clock, only used to order calls in real time), and its outcome:
 
 - `Definite(observed)`: the output's JSON dict, or an error code that proves nothing was applied;
-- `Indefinite(reason)`: `journal_unavailable`, a transport error, or no answer at all. The call may or may
+- `Indefinite(reason)`: the system's unavailable code (`journal_unavailable`, `lantern_unavailable`), a
+  transport error, or no answer at all. The call may or may
   not have taken effect, at any time after its invocation (a commit abandoned by the client can still land).
 
-A `History` is the calls plus, optionally, the documents stored at the end, per command key hash. It has a
+A `History` is the calls plus, optionally, the documents stored at the end, per partition (the journal's:
+per command key hash). It has a
 JSON form (`to_json` / `from_json`) so histories can be checked in as fixtures or saved as counterexamples.
 
 `Recorder` builds a history from real calls made by many threads.
@@ -25,23 +29,15 @@ from typing import Any, TypeVar
 
 import attrs
 
-from model.journal import Acquire, CommandRef, Complete, Fail, Register
-from reference.journal.errors import CommandJournalError
-
-from .history_codec import (
-    command_from_json,
-    command_to_json,
-    documents_from_json,
-    documents_to_json,
-    op_from_json,
-    op_to_json,
-)
+from .history_codec import documents_from_json, documents_to_json
+from .plugin import SystemPlugin, impl_output_json
+from .plugins import plugin as plugin_named
 
 HISTORY_FORMAT = "fencecheck.history/1"
 JOURNAL_UNAVAILABLE = "journal_unavailable"
 NO_RETURN = "no_return"
 
-JournalOp = Register | Acquire | Complete | Fail
+JournalOp = Any  # an operation of the history's system (the journal's Register, Acquire, Complete, Fail)
 Observed = dict[str, Any] | str
 Documents = dict[str, dict[str, Any]]
 T = TypeVar("T")
@@ -105,9 +101,6 @@ class Call:
         if self.outcome.definite and self.completed_at is None:
             raise ValueError(f"call {self.id} has a definite outcome but no completion time")
 
-    @property
-    def key_hash(self) -> str:
-        return self.op.command.key_hash
 
 
 @attrs.frozen
@@ -120,6 +113,7 @@ class History:
 
     calls: tuple[Call, ...] = attrs.field(converter=tuple)
     final_documents: Mapping[str, Documents] | None = attrs.field(default=None, eq=True, hash=False)
+    system: str = "journal"  # the plug-in's name
 
     def __attrs_post_init__(self) -> None:
         ids = [call.id for call in self.calls]
@@ -133,19 +127,24 @@ class History:
         raise KeyError(call_id)
 
     def with_final_documents(self, final_documents: Mapping[str, Documents] | None) -> History:
-        return History(self.calls, final_documents)
+        return History(self.calls, final_documents, self.system)
+
+    @property
+    def plugin(self) -> SystemPlugin:
+        return plugin_named(self.system)
 
     # --- JSON ---------------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        names: dict[CommandRef, str] = {}
-        for call in sorted(self.calls, key=lambda c: (c.invoked_at, c.id)):
-            names.setdefault(call.op.command, f"c{len(names) + 1}")
-        out: dict[str, Any] = {
-            "format": HISTORY_FORMAT,
-            "commands": {name: command_to_json(ref) for ref, name in names.items()},
-            "calls": [_call_to_json(call, names) for call in self.calls],
-        }
+        # The plug-in writes its operations (and a header, e.g. the journal's commands table) in invocation order.
+        ordered = sorted(self.calls, key=lambda c: (c.invoked_at, c.id))
+        header, entries = self.plugin.ops_to_json([call.op for call in ordered])
+        op_json = {call.id: entry for call, entry in zip(ordered, entries, strict=True)}
+        out: dict[str, Any] = {"format": HISTORY_FORMAT}
+        if self.system != "journal":
+            out["system"] = self.system
+        out.update(header)
+        out["calls"] = [_call_to_json(call, op_json[call.id]) for call in self.calls]
         if self.final_documents is not None:
             out["finalDocuments"] = {h: documents_to_json(docs) for h, docs in sorted(self.final_documents.items())}
         return out
@@ -154,23 +153,27 @@ class History:
     def from_json(cls, data: object) -> History:
         if not isinstance(data, dict) or data.get("format") != HISTORY_FORMAT:
             raise ValueError(f"not a history: expected format {HISTORY_FORMAT!r}")
-        extra = sorted(set(data) - {"format", "commands", "calls", "finalDocuments"})
+        system = data.get("system", "journal")
+        if not isinstance(system, str):
+            raise ValueError("system must be a string")
+        plugin = plugin_named(system)
+        extra = sorted(set(data) - {"format", "system", "calls", "finalDocuments", *plugin.history_header_keys})
         if extra:
             raise ValueError(f"history: unknown keys {extra}")
-        raw_commands = data.get("commands", {})
-        if not isinstance(raw_commands, dict):
-            raise ValueError("commands must be a JSON object")
-        commands = {name: command_from_json(raw) for name, raw in raw_commands.items()}
         raw_calls = data.get("calls")
         if not isinstance(raw_calls, list):
             raise ValueError("calls must be a JSON array")
-        calls = tuple(_call_from_json(raw, commands) for raw in raw_calls)
+        for raw in raw_calls:
+            if not isinstance(raw, dict) or "op" not in raw:
+                raise ValueError("a call must be a JSON object with an op")
+        ops = plugin.ops_from_json(data, [raw["op"] for raw in raw_calls])
+        calls = tuple(_call_from_json(raw, op) for raw, op in zip(raw_calls, ops, strict=True))
         final = data.get("finalDocuments")
         if final is not None:
             if not isinstance(final, dict):
                 raise ValueError("finalDocuments must be a JSON object")
             final = {h: documents_from_json(docs) for h, docs in final.items()}
-        return cls(calls, final)
+        return cls(calls, final, system)
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1, ensure_ascii=False)
@@ -180,19 +183,19 @@ class History:
         return cls.from_json(json.loads(text))
 
 
-def _call_to_json(call: Call, names: Mapping[CommandRef, str]) -> dict[str, Any]:
+def _call_to_json(call: Call, op_json: Any) -> dict[str, Any]:
     outcome = call.outcome
     return {
         "id": call.id,
         "caller": call.caller,
         "invokedAt": call.invoked_at,
         "completedAt": call.completed_at,
-        "op": op_to_json(call.op, command_names=names),
+        "op": op_json,
         "outcome": {"definite": outcome.observed} if outcome.definite else {"indefinite": outcome.reason},
     }
 
 
-def _call_from_json(data: object, commands: Mapping[str, CommandRef]) -> Call:
+def _call_from_json(data: object, op: Any) -> Call:
     keys = ("id", "caller", "invokedAt", "completedAt", "op", "outcome")
     if not isinstance(data, dict) or sorted(data) != sorted(keys):
         raise ValueError(f"a call must be a JSON object with exactly the keys {list(keys)}")
@@ -212,7 +215,7 @@ def _call_from_json(data: object, commands: Mapping[str, CommandRef]) -> Call:
     return Call(
         data["id"],
         data["caller"],
-        op_from_json(data["op"], commands=commands),
+        op,
         data["invokedAt"],
         data["completedAt"],
         outcome,
@@ -222,23 +225,27 @@ def _call_from_json(data: object, commands: Mapping[str, CommandRef]) -> Call:
 # --- recording -------------------------------------------------------------------------------------
 
 
+def classifier(plugin: SystemPlugin, impl: Any) -> Callable[[BaseException], Outcome]:
+    """How a raised exception of `impl` reads: its unavailable code and anything that is not its contract
+    error are indefinite; other codes definite."""
+
+    def classify(exc: BaseException) -> Outcome:
+        code = plugin.error_code(impl, exc)
+        if code is None:
+            return Indefinite(f"transport:{type(exc).__name__}")
+        return Indefinite(code) if code == plugin.unavailable_code else Definite(code)
+
+    return classify
+
+
 def classify_exception(exc: BaseException) -> Outcome:
-    """`journal_unavailable` and anything that is not a journal error are indefinite; other codes definite."""
-    if isinstance(exc, CommandJournalError):
-        if exc.code == JOURNAL_UNAVAILABLE:
-            return Indefinite(JOURNAL_UNAVAILABLE)
-        return Definite(exc.code)
-    return Indefinite(f"transport:{type(exc).__name__}")
+    """The journal reference's classification (`classifier(JOURNAL, REFERENCE)`)."""
+    from .plugins.journal import JOURNAL
+
+    return classifier(JOURNAL, JOURNAL.reference)(exc)
 
 
-def observed_of(value: Any) -> dict[str, Any]:
-    """The JSON form of a returned output (anything with `to_json()`, or a dict)."""
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        value = to_json()
-    if not isinstance(value, dict):
-        raise TypeError(f"a journal call returned {type(value).__name__}, not an output")
-    return value
+observed_of = impl_output_json  # the JSON form of a returned output (anything with `to_json()`, or a dict)
 
 
 class Recorder:
@@ -249,8 +256,16 @@ class Recorder:
     returned or re-raises what it raised. Ids follow invocation order.
     """
 
-    def __init__(self, clock: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], int] = time.monotonic_ns,
+        *,
+        classify: Callable[[BaseException], Outcome] = classify_exception,
+        system: str = "journal",
+    ) -> None:
         self._clock = clock
+        self._classify = classify
+        self.system = system
         self._lock = threading.Lock()
         self._next_id = 0
         self._done: list[Call] = []
@@ -266,7 +281,7 @@ class Recorder:
             value = fn()
         except BaseException as exc:
             completed_at = self._clock()
-            outcome = classify_exception(exc) if isinstance(exc, Exception) else Indefinite("interrupted")
+            outcome = self._classify(exc) if isinstance(exc, Exception) else Indefinite("interrupted")
             self._finish(call_id, completed_at, outcome)
             raise
         completed_at = self._clock()
@@ -293,7 +308,7 @@ class Recorder:
             return tuple(sorted([*self._done, *pending], key=lambda c: c.id))
 
     def history(self, final_documents: Mapping[str, Documents] | None = None) -> History:
-        return History(self.calls(), None if final_documents is None else dict(final_documents))
+        return History(self.calls(), None if final_documents is None else dict(final_documents), self.system)
 
 
 # --- histories from the model itself ---------------------------------------------------------------
@@ -325,19 +340,19 @@ class Planned:
 def simulate(
     planned: list[Planned] | tuple[Planned, ...],
     *,
+    plugin: SystemPlugin | None = None,
     step: Callable[[Any, Any], tuple[Any, Any]] | None = None,
     initial_state: Any = None,
     documents_of: Callable[[Any], dict[str, dict[str, Any]]] | None = None,
 ) -> tuple[History, Any]:
     """Run planned calls through the model in order of their effect instants (ties by list position) and
     record what each caller would have seen: a history that is linearizable by construction. A model answer
-    `journal_unavailable` is recorded as indefinite, as `Recorder` would. The history carries the final
-    documents of every key touched. Returns (history, final model state)."""
-    from model.journal import JournalState, documents_for
-    from model.journal import step as model_step
-
-    step = model_step if step is None else step
-    state = JournalState.empty() if initial_state is None else initial_state
+    that is the system's unavailable code is recorded as indefinite, as `Recorder` would. The history carries
+    the final documents of every partition touched (`documents_of(state)`, when given, is filtered by path).
+    Returns (history, final model state)."""
+    plugin = plugin_named("journal") if plugin is None else plugin
+    step = plugin.step if step is None else step
+    state = plugin.initial_state() if initial_state is None else initial_state
     outcomes: dict[int, Outcome] = {}
     for index in sorted(range(len(planned)), key=lambda i: (planned[i].at, i)):
         plan = planned[index]
@@ -346,15 +361,15 @@ def simulate(
             answer: Observed = result.output if result.ok else result.code
         if plan.lost is not None:
             outcomes[index] = Indefinite(plan.lost)
-        elif answer == JOURNAL_UNAVAILABLE:
-            outcomes[index] = Indefinite(JOURNAL_UNAVAILABLE)
+        elif answer == plugin.unavailable_code:
+            outcomes[index] = Indefinite(plugin.unavailable_code)
         else:
             outcomes[index] = Definite(answer)
     calls = tuple(Call(i, p.caller, p.op, p.invoked_at, p.completed_at, outcomes[i]) for i, p in enumerate(planned))
-    keys = sorted({p.op.command.key_hash for p in planned})
+    keys = sorted({plugin.partition_of(p.op) for p in planned})
     if documents_of is None:
-        final = {h: documents_for(state, h) for h in keys}
+        final = {h: plugin.documents_of(state, h) for h in keys}
     else:
         every = documents_of(state)
-        final = {h: {path: doc for path, doc in every.items() if h in path} for h in keys}
-    return History(calls, final), state
+        final = {h: {path: doc for path, doc in every.items() if plugin.partition_of_path(path) == h} for h in keys}
+    return History(calls, final, plugin.name), state

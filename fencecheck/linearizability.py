@@ -1,4 +1,7 @@
-"""Pure linearizability checker for journal histories, driven by the model's `step` function.
+"""Pure linearizability checker for histories of any system, driven by its model's `step` function.
+
+The system is a plug-in (`fencecheck.plugin.SystemPlugin`; the journal's by default): it supplies the model,
+how operations map to partitions, and the documents each partition's state predicts.
 
 `check(history)` answers whether the recorded calls could have happened one at a time, each at some instant
 between its invocation and its completion, in an order whose model answers are the observed ones (and,
@@ -13,15 +16,17 @@ state) reached is cached, and reaching a cached pair again is pruned.
 
 Extensions:
 
-- *Partitioning* by `op.command.key_hash` (P-compositionality): the model state is per key and no operation
-  touches another key, so each key is checked alone from its own slice of the initial state.
+- *Partitioning* by `plugin.partition_of(op)` (P-compositionality): for the journal the command key (the
+  model state is per key and no operation touches another key), so each key is checked alone from its own
+  slice of the initial state (`plugin.restrict`). The lantern has one partition, the whole project.
 - *Indefinite calls* (`journal_unavailable`, transport errors, no answer) have no completion event: they may
   be linearized at any point after their invocation, or never. The search succeeds once every definite
   call is placed. An indefinite call is only placed where it changes the state; placing it where it does
   not is equivalent to leaving it out, which is always allowed.
 - *Read-only commutation* (`commute_read_only=True`): when a definite call can be placed now, its answer
   matches and it leaves the state unchanged, it is placed at once and no alternative is explored at that
-  node. Sound when the model has this property: a call that matches read-only in a state S also leaves
+  node. Only for plug-ins that declare `read_only_commutes`. Sound when the model has this property: a
+  call that matches read-only in a state S also leaves
   every state reachable from S unchanged wherever it matches there. The journal model has it (fences only
   grow and terminal states are absorbing, so the answers that write — registered_new, a granted lease with
   a new fence, the first terminal answer — can never be read-only answers after S); the tests check it on
@@ -47,19 +52,18 @@ from typing import Any
 
 import attrs
 
-from model.journal import JournalState, Result, documents
-from model.journal import step as model_step
-
 from .history import Call, History
 from .linearizability_explain import Explanation, explain_partition, summarize
+from .plugin import SystemPlugin
+from .plugins.journal import JOURNAL
 
 OK = "ok"
 ILLEGAL = "illegal"
 UNKNOWN = "unknown"
 DEFAULT_BUDGET = 1_000_000
 
-StepFn = Callable[[JournalState, Any], tuple[JournalState, Result]]
-DocumentsFn = Callable[[JournalState], dict[str, dict[str, Any]]]
+StepFn = Callable[[Any, Any], tuple[Any, Any]]
+DocumentsFn = Callable[[Any], dict[str, dict[str, Any]]]
 
 
 @attrs.frozen(eq=False)
@@ -75,7 +79,7 @@ class PartitionVerdict:
     status: str
     order: tuple[Call, ...]
     omitted: tuple[Call, ...]
-    final_state: JournalState | None
+    final_state: Any
     steps: int
     explanation: Explanation | None = None
 
@@ -86,8 +90,9 @@ class Verdict:
 
     status: str
     partitions: tuple[PartitionVerdict, ...]
-    final_state: JournalState | None
+    final_state: Any
     budget: int
+    plugin: SystemPlugin = JOURNAL
 
     @property
     def ok(self) -> bool:
@@ -158,16 +163,16 @@ def normalize_documents(docs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]
 class _Search:
     status: str
     order: tuple[int, ...]  # ok: the linearization; otherwise the best prefix
-    state: JournalState  # the state after `order`
+    state: Any  # the state after `order`
     steps: int
 
 
 def _search(
     calls: tuple[Call, ...],
-    initial: JournalState,
+    initial: Any,
     step: StepFn,
     budget: int,
-    final_ok: Callable[[JournalState], bool],
+    final_ok: Callable[[Any], bool],
     commute_read_only: bool,
 ) -> _Search:
     """Search a linearization of `calls` (sorted by invocation) from `initial`; pure and deterministic."""
@@ -217,9 +222,9 @@ def _search(
         nxt[prv[e]] = e
         prv[nxt[e]] = e
 
-    memo: dict[tuple[int, JournalState], tuple[JournalState, bool]] = {}
+    memo: dict[tuple[int, Any], tuple[Any, bool]] = {}
 
-    def attempt(state: JournalState, i: int) -> tuple[JournalState, bool]:
+    def attempt(state: Any, i: int) -> tuple[Any, bool]:
         key = (i, state)
         found = memo.get(key)
         if found is None:
@@ -233,9 +238,9 @@ def _search(
     remaining = sum(definite)
     n_definite = remaining
     stack_call: list[int] = []
-    stack_state: list[JournalState] = []
+    stack_state: list[Any] = []
     stack_greedy: list[bool] = []
-    cache: set[tuple[int, JournalState]] = set()
+    cache: set[tuple[int, Any]] = set()
     steps = 0
     best_score = (-1, -1)
     best_order: tuple[int, ...] = ()
@@ -315,37 +320,38 @@ def _search(
 # --- partitions and the public entry point ---------------------------------------------------------
 
 
-def _restrict(state: JournalState, key_hash: str) -> JournalState:
-    record = state.get(key_hash)
-    return JournalState.empty() if record is None else JournalState.empty().with_record(key_hash, record)
-
-
 def check(
     history: History,
     *,
-    step: StepFn = model_step,
-    initial_state: JournalState | None = None,
+    plugin: SystemPlugin = JOURNAL,
+    step: StepFn | None = None,
+    initial_state: Any = None,
     budget: int = DEFAULT_BUDGET,
     final_documents: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
-    documents_of: DocumentsFn = documents,
-    commute_read_only: bool = True,
+    documents_of: DocumentsFn | None = None,
+    commute_read_only: bool | None = None,
 ) -> Verdict:
     """Check a history; pure and deterministic.
 
-    `final_documents` (default: `history.final_documents`) maps a command key hash to every document stored
-    for that key; keys it leaves out are not compared. `budget` bounds placement attempts per partition.
-    `commute_read_only` relies on the model property stated in the module docstring, which holds for the
-    four journal calls (histories never hold `InjectFault`); pass False for a step function without it.
+    `final_documents` (default: `history.final_documents`) maps a partition (the journal's: a command key
+    hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
+    placement attempts per partition. `step` (default: the plug-in's) may be replaced by a broken model;
+    `documents_of(state)` (default: the plug-in's documents of the partition) likewise. `commute_read_only`
+    (default: `plugin.read_only_commutes`) relies on the model property stated in the module docstring, which
+    holds for the four journal calls (histories never hold `InjectFault`); pass False for a step function
+    without it.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
-    initial = JournalState.empty() if initial_state is None else initial_state
+    step = plugin.step if step is None else step
+    commute_read_only = plugin.read_only_commutes if commute_read_only is None else commute_read_only
+    initial = plugin.initial_state() if initial_state is None else initial_state
     if final_documents is None:
         final_documents = history.final_documents or {}
 
     groups: dict[str, list[Call]] = {}
     for call in sorted(history.calls, key=lambda c: (c.invoked_at, c.id)):
-        groups.setdefault(call.op.command.key_hash, []).append(call)
+        groups.setdefault(plugin.partition_of(call.op), []).append(call)
     for key_hash in sorted(final_documents):
         groups.setdefault(key_hash, [])
 
@@ -353,21 +359,28 @@ def check(
     final_state = initial
     for key_hash, group in groups.items():
         calls = tuple(group)
-        start = _restrict(initial, key_hash)
+        start = plugin.restrict(initial, key_hash)
         expected = final_documents.get(key_hash)
+        if documents_of is None:
+
+            def docs_of(state: Any, key: str = key_hash) -> dict[str, dict[str, Any]]:
+                return plugin.documents_of(state, key)
+
+        else:
+            docs_of = documents_of
         if expected is None:
 
-            def final_ok(_state: JournalState) -> bool:
+            def final_ok(_state: Any) -> bool:
                 return True
 
         else:
             wanted = normalize_documents(expected)
-            seen: dict[JournalState, bool] = {}
+            seen: dict[Any, bool] = {}
 
-            def final_ok(state: JournalState, wanted=wanted, seen=seen) -> bool:
+            def final_ok(state: Any, wanted=wanted, seen=seen, docs_of=docs_of) -> bool:
                 verdict = seen.get(state)
                 if verdict is None:
-                    verdict = seen[state] = normalize_documents(documents_of(state)) == wanted
+                    verdict = seen[state] = normalize_documents(docs_of(state)) == wanted
                 return verdict
 
         found = _search(calls, start, step, budget, final_ok, commute_read_only)
@@ -376,9 +389,7 @@ def check(
             placed = set(found.order)
             omitted = tuple(c for i, c in enumerate(calls) if i not in placed)
             partitions.append(PartitionVerdict(key_hash, OK, order, omitted, found.state, found.steps))
-            record = found.state.get(key_hash)
-            if record is not None:
-                final_state = final_state.with_record(key_hash, record)
+            final_state = plugin.merge(final_state, found.state, key_hash)
             continue
         explanation = None
         if found.status == ILLEGAL:
@@ -390,11 +401,12 @@ def check(
                 found.state,
                 step,
                 expected_documents=expected,
-                documents_of=documents_of,
+                documents_of=docs_of,
                 normalize=normalize_value,
+                plugin=plugin,
             )
         partitions.append(PartitionVerdict(key_hash, found.status, order, (), None, found.steps, explanation))
 
     statuses = {p.status for p in partitions}
     status = ILLEGAL if ILLEGAL in statuses else UNKNOWN if UNKNOWN in statuses else OK
-    return Verdict(status, tuple(partitions), final_state if status == OK else None, budget)
+    return Verdict(status, tuple(partitions), final_state if status == OK else None, budget, plugin)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from model.journal import JournalState, Result, describe_op, describe_state
-
 from .history import Call
+from .plugin import SystemPlugin
+from .plugins.journal import JOURNAL
 
 if TYPE_CHECKING:
     from .linearizability import Verdict
@@ -26,7 +26,7 @@ _US = timedelta(microseconds=1)
 
 @attrs.frozen(eq=False)
 class Explanation:
-    """Why one partition (command key) is not linearizable.
+    """Why one partition (the journal's: a command key) is not linearizable.
 
     `unplaceable` is the first call that cannot be placed after `prefix`, with `model_result` the model's
     answer for it there; it is None when every definite call was placed but no reachable final state gives
@@ -35,14 +35,15 @@ class Explanation:
     """
 
     key_hash: str
-    prefix: tuple[tuple[Call, Result], ...]
-    prefix_state: JournalState
+    prefix: tuple[tuple[Call, Any], ...]
+    prefix_state: Any
     unplaceable: Call | None
-    model_result: Result | None
-    others: tuple[tuple[Call, Result], ...]
+    model_result: Any
+    others: tuple[tuple[Call, Any], ...]
     document_differences: tuple[str, ...]
     timeline: str
     epoch: datetime | None
+    plugin: SystemPlugin = JOURNAL
 
     @property
     def unplaceable_id(self) -> int | None:
@@ -50,7 +51,8 @@ class Explanation:
 
     def text(self) -> str:
         epoch = self.epoch
-        lines = [f"command key {self.key_hash[:8]} is not linearizable."]
+        describe_op = self.plugin.describe_op
+        lines = [f"{self.plugin.partition_noun} {self.key_hash[:8]} is not linearizable."]
         lines.append(f"Longest linearizable prefix ({len(self.prefix)} calls):")
         if not self.prefix:
             lines.append("  (none)")
@@ -61,7 +63,7 @@ class Explanation:
                 f" -> {render_result(result, epoch)}{applied}"
             )
         lines.append("Model state after the prefix:")
-        lines.extend("  " + line for line in describe_state(self.prefix_state, epoch=epoch).splitlines())
+        lines.extend("  " + line for line in self.plugin.describe_state(self.prefix_state, epoch=epoch).splitlines())
         if self.unplaceable is not None:
             call = self.unplaceable
             lines.append(
@@ -121,7 +123,7 @@ def render_answer(answer: Mapping[str, Any] | str | None, epoch: datetime | None
     return text
 
 
-def render_result(result: Result | None, epoch: datetime | None) -> str:
+def render_result(result: Any, epoch: datetime | None) -> str:
     if result is None:
         return "(none)"
     return render_answer(result.output if result.ok else result.code, epoch)
@@ -143,6 +145,7 @@ def timeline(
     positions: Mapping[int, int],
     marks: Mapping[int, str],
     epoch: datetime | None,
+    describe_op: Callable[..., str] = JOURNAL.describe_op,
 ) -> str:
     """Calls grouped by caller (callers in order of first invocation), each caller's calls in order."""
     if not calls:
@@ -213,17 +216,18 @@ def document_differences(
 def explain_partition(
     key_hash: str,
     calls: tuple[Call, ...],
-    start_state: JournalState,
+    start_state: Any,
     prefix_order: tuple[int, ...],
-    prefix_state: JournalState,
-    step: Callable[[JournalState, Any], tuple[JournalState, Result]],
+    prefix_state: Any,
+    step: Callable[[Any, Any], tuple[Any, Any]],
     *,
     expected_documents: Mapping[str, Mapping[str, Any]] | None,
-    documents_of: Callable[[JournalState], dict[str, dict[str, Any]]],
+    documents_of: Callable[[Any], dict[str, dict[str, Any]]],
     normalize: Callable[[Any], Any],
+    plugin: SystemPlugin = JOURNAL,
 ) -> Explanation:
     """Explain an illegal partition from the longest prefix the search found (indexes into `calls`)."""
-    epoch = min((c.op.now for c in calls), default=None)
+    epoch = min((now for c in calls if (now := plugin.clock_of(c.op)) is not None), default=None)
     # Replay the prefix for the model's answers (the search only kept the order).
     prefix = []
     placed = set(prefix_order)
@@ -235,7 +239,7 @@ def explain_partition(
     pending_definite = [i for i in pending if calls[i].outcome.definite]
     unplaceable = None
     model_result = None
-    others: list[tuple[Call, Result]] = []
+    others: list[tuple[Call, Any]] = []
     differences: tuple[str, ...] = ()
     marks: dict[int, str] = {}
     if pending_definite:
@@ -263,8 +267,9 @@ def explain_partition(
         model_result,
         tuple(others),
         differences,
-        timeline(calls, positions=positions, marks=marks, epoch=epoch),
+        timeline(calls, positions=positions, marks=marks, epoch=epoch, describe_op=plugin.describe_op),
         epoch,
+        plugin,
     )
 
 
@@ -273,25 +278,26 @@ def explain_partition(
 
 def summarize(verdict: Verdict) -> str:
     parts = verdict.partitions
+    noun = verdict.plugin.partition_noun
     n_calls = sum(len(p.order) + len(p.omitted) for p in parts if p.status == "ok")
     if verdict.status == "ok":
         applied = sum(1 for p in parts for c in p.order if not c.outcome.definite)
         omitted = sum(len(p.omitted) for p in parts)
         return (
-            f"ok: {n_calls} calls over {len(parts)} command key(s) are linearizable"
+            f"ok: {n_calls} calls over {len(parts)} {noun}(s) are linearizable"
             f" ({verdict.steps} placement attempts); indefinite calls applied: {applied}, left out: {omitted}"
         )
     if verdict.status == "unknown":
         unknown = [p for p in parts if p.status == "unknown"]
         keys = ", ".join(f"{p.key_hash[:8]} (best prefix {len(p.order)} calls)" for p in unknown)
         return (
-            f"unknown: the search budget of {verdict.budget} placement attempts per command key ran out"
+            f"unknown: the search budget of {verdict.budget} placement attempts per {noun} ran out"
             f" for {keys}; no partition is illegal"
         )
     illegal = [p for p in parts if p.status == "illegal"]
-    text = [f"illegal: {len(illegal)} of {len(parts)} command key(s) are not linearizable."]
+    text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
     first = illegal[0]
     text.append(first.explanation.text() if first.explanation is not None else "(no explanation)")
     if len(illegal) > 1:
-        text.append("Other illegal command keys: " + ", ".join(p.key_hash[:8] for p in illegal[1:]))
+        text.append(f"Other illegal {noun}s: " + ", ".join(p.key_hash[:8] for p in illegal[1:]))
     return "\n".join(text)

@@ -8,12 +8,17 @@
     lockstep.check_project()                 # every stored document of the project == documents(model state)
     replay(db, ops)                          # run every op of a recorded program on a fresh project
 
-Operations carry their own clock reading (`op.now`); the runner hands the reference a clock that returns
-it (and checks it was read exactly once). `InjectFault` is applied by writing exactly the model's documents
-for that key; `commit_fails=True` runs the call on a `CommitFailureClient`. The reference functions are
-injectable (`system=ReferenceAPI.from_module(...)`), so a swapped implementation runs in the same harness.
+The runner is system-neutral: a `SystemPlugin` (default: the journal, `fencecheck.plugins.journal`) supplies
+the model, the partitions, the implementation call and the extra stored-document checks. Operations carry
+their own clock reading (`plugin.clock_of(op)`); the runner hands the implementation a clock that returns it
+(and checks it was read exactly once, or never for a call handed none). A fault operation is applied by
+writing exactly the model's documents for its partition; a `commit_fails` operation runs on a
+`CommitFailureClient`. The implementation is injectable (`system=`, e.g. `ReferenceAPI.from_module(...)`), so
+a swapped implementation runs in the same harness.
 
-What is read back when. The comparison is the same everywhere: stored documents equal the model's exactly
+What is read back when, for the journal (partition: a command key). A plug-in without a read set (the
+lantern: one partition, the whole project) reads back the whole project after every operation.
+The comparison is the same everywhere: stored documents equal the model's exactly
 (types included), none is stored that the model does not have, a document whose predicted content did not
 change since it was last read back kept its update time, and every valid record's audit chain is
 contiguous up to its lifecycle revision. What changes is how much is read:
@@ -40,103 +45,18 @@ contiguous up to its lifecycle revision. What changes is how much is read:
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
-from types import ModuleType
 from typing import Any, NamedTuple
 
-import attrs
+from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
 
-from fencecheck.firestore_io import (
-    CommitFailureClient,
-    Stored,
-    key_of,
-    read_paths,
-    read_project,
-    typed,
-    write_key,
-)
-from model.journal import (
-    MAX_REVISION,
-    Acquire,
-    CommandRecord,
-    Complete,
-    Fail,
-    InjectFault,
-    JournalState,
-    Operation,
-    Register,
-    Result,
-    describe_op,
-    describe_state,
-    documents_for,
-    step,
-)
-from reference.journal.identity import audit_path, lifecycle_path, root_path
+__all__ = ["FULL_CHECK_EVERY", "REFERENCE", "Lockstep", "LockstepMismatch", "OnceClock", "ReferenceAPI", "replay"]
 
 Observed = dict[str, Any] | str | None  # an output's to_json(), an error code, or None for a fault
-
-
-@attrs.frozen
-class ReferenceAPI:
-    """The four journal functions (keyword-only, `db=` and `clock=`) and the error type carrying `.code`."""
-
-    register: Callable[..., Any]
-    acquire: Callable[..., Any]
-    complete: Callable[..., Any]
-    fail: Callable[..., Any]
-    error_type: type[BaseException]
-    module: str | None = None  # importable name, so a counterexample can name the same system
-
-    @classmethod
-    def from_module(cls, module: str | ModuleType) -> ReferenceAPI:
-        mod = importlib.import_module(module) if isinstance(module, str) else module
-        return cls(
-            mod.register_commerce_command,
-            mod.acquire_commerce_command_lease,
-            mod.complete_commerce_command,
-            mod.fail_commerce_command,
-            mod.CommandJournalError,
-            mod.__name__,
-        )
-
-    def call(self, db: Any, op: Operation, clock: Callable[[], datetime], log: Any = None) -> Any:
-        """Make the journal call `op` stands for (its command's kwargs plus the op's own fields) on `db`,
-        with `clock`; `log` (an AttemptLog) goes to systems whose functions accept `attempt_log`."""
-        kwargs = op.command.kwargs()
-        if isinstance(op, Register):
-            function = self.register
-        else:
-            kwargs["lease_id"] = op.lease_id
-            if isinstance(op, Acquire):
-                function = self.acquire
-            else:
-                kwargs["expected_fence_epoch"] = op.expected_fence_epoch
-                if isinstance(op, Complete):
-                    kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
-                    function = self.complete
-                elif isinstance(op, Fail):
-                    function = self.fail
-                else:
-                    raise TypeError(f"not a journal call: {type(op).__name__}")
-        if log is not None and _accepts_attempt_log(function):
-            kwargs["attempt_log"] = log
-        return function(db=db, clock=clock, **kwargs)
-
-
-def _accepts_attempt_log(function: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
-
-
-REFERENCE = ReferenceAPI.from_module("reference")
 
 
 class LockstepMismatch(AssertionError):
@@ -153,29 +73,6 @@ class OnceClock:
         self.reads += 1
         return self.now
 
-
-def _call_reference(system: ReferenceAPI, db: Any, op: Operation, clock: OnceClock) -> Observed:
-    try:
-        return system.call(db, op, clock).to_json()
-    except system.error_type as error:
-        return error.code
-
-
-def _answer_matches(result: Result, observed: Observed) -> bool:
-    if isinstance(observed, str) or observed is None:
-        return result.outcome is None and result.code == observed
-    expected = result.output
-    # Exact types (True is not 1) and the seeds' key order.
-    return expected is not None and list(expected) == list(observed) and typed(expected) == typed(observed)
-
-
-def _short(text: str, state: JournalState) -> str:
-    for h in state.keys():
-        text = text.replace(h, h[:8])
-    return text
-
-
-_AUDIT_REVISION = re.compile(r"^auditEvents/commerce_command_([0-9a-f]{64})_(\d{10})$")
 
 # Operations between two whole-project read-backs (between them each step reads back its own key's scope).
 FULL_CHECK_EVERY = 16
@@ -196,17 +93,19 @@ class Lockstep:
         self,
         db: Any,
         *,
-        system: ReferenceAPI | None = None,
+        plugin: SystemPlugin = JOURNAL,
+        system: Any = None,
         epoch: datetime | None = None,
         coverage: Counter[str] | None = None,
         full_check_every: int | None = FULL_CHECK_EVERY,
     ) -> None:
         self.db = db
-        self.system = system or REFERENCE
+        self.plugin = plugin
+        self.system = plugin.reference if system is None else system  # the implementation under test
         self.epoch = epoch  # times in messages are shown relative to it (default: the first op's time)
         self.full_check_every = full_check_every  # None or 0: the whole project only when check_project is called
-        self.state = JournalState.empty()
-        self.ops: list[Operation] = []
+        self.state = plugin.initial_state()
+        self.ops: list[Any] = []
         self.transitions: Counter[str] = Counter()
         self.mismatched = False  # a LockstepMismatch was raised (the machine's teardown then skips its check)
         self._coverage = coverage
@@ -219,26 +118,30 @@ class Lockstep:
 
     # --- applying ------------------------------------------------------------------------------
 
-    def apply(self, op: Operation) -> tuple[Result, Observed]:
+    def apply(self, op: Any) -> tuple[Any, Observed]:
         """Step the model and run the reference on the same op; returns (model result, observed answer)."""
-        if self.epoch is None and not isinstance(op, InjectFault):
-            self.epoch = op.now
-        h = op.command.key_hash
-        new_state, result = step(self.state, op)
-        if isinstance(op, InjectFault) and result.wrote:
+        plugin = self.plugin
+        fault = plugin.is_fault(op)
+        now = plugin.clock_of(op)
+        if self.epoch is None and now is not None:
+            self.epoch = now
+        h = plugin.partition_of(op)
+        new_state, result = plugin.step(self.state, op)
+        if fault and result.wrote:
             # The rewrite deletes what it finds at the key's paths: read them back first (a stray write there by
             # an earlier step on another key would be erased unseen). A mismatch is reported at the previous step.
             current = self._check_keys([h], before=op)
         self.ops.append(op)
-        if isinstance(op, InjectFault):
+        clock = None
+        if fault:
             observed: Observed = None
             if result.wrote:
-                write_key(self.db, h, documents_for(new_state, h), current=current)
+                plugin.write_partition(self.db, h, plugin.documents_of(new_state, h), current=current)
         else:
-            clock = OnceClock(op.now)
-            db = CommitFailureClient(self.db) if op.commit_fails else self.db
+            clock = OnceClock(now)
+            db = CommitFailureClient(self.db) if plugin.commit_fails(op) else self.db
             try:
-                observed = _call_reference(self.system, db, op, clock)
+                observed = plugin.answer(self.system, db, op, clock)
             except Exception as error:  # a crash is a disagreement too; report it with the program
                 self.state = new_state
                 raise self._mismatch(op, [f"the reference raised {type(error).__name__}: {error}"]) from error
@@ -248,13 +151,14 @@ class Lockstep:
         self.transitions[result.transition] += 1
         if self._coverage is not None:
             self._coverage[result.transition] += 1
-        self._clock_reads = None if isinstance(op, InjectFault) else clock.reads
+        # A call that is handed no clock reading must not read one; every other call reads it exactly once.
+        self._clock_reads = None if clock is None else (clock.reads, 0 if now is None else 1)
         return result, observed
 
-    def check_answer(self, op: Operation, result: Result, observed: Observed) -> None:
+    def check_answer(self, op: Any, result: Any, observed: Observed) -> None:
         """The reference answered what the model predicts (exact types and key order), reading the clock
         exactly once."""
-        if not _answer_matches(result, observed):
+        if not self.plugin.answer_matches(result, observed):
             expected = result.output if result.outcome is not None else result.code
             raise self._mismatch(
                 op,
@@ -263,10 +167,12 @@ class Lockstep:
                     f"reference answered {observed!r}",
                 ],
             )
-        if self._clock_reads not in (None, 1):
-            raise self._mismatch(op, [f"the reference read the clock {self._clock_reads} times (exactly once)"])
+        if self._clock_reads is not None and self._clock_reads[0] != self._clock_reads[1]:
+            reads, wanted = self._clock_reads
+            raise self._mismatch(op, [f"the reference read the clock {reads} times "
+                                      f"({'exactly once' if wanted else 'never: the call takes no time'})"])
 
-    def run(self, op: Operation) -> Result:
+    def run(self, op: Any) -> Any:
         """Apply `op` to both sides, then check the answer and the stored documents (`check_documents`)."""
         result, observed = self.apply(op)
         self.check_answer(op, result, observed)
@@ -298,8 +204,8 @@ class Lockstep:
         documents exact, update times of unchanged documents kept (since each was last read back), every
         valid record's audit chain contiguous. Always reads, even when nothing was applied since."""
         stored = read_project(self.db)
-        keys = set(self.state.keys()) | self._seen.keys()
-        expected = {path: doc for h in self.state.keys() for path, doc in self._expected(h).items()}
+        keys = set(self.plugin.partitions_of_state(self.state)) | self._seen.keys()
+        expected = {path: doc for h in keys for path, doc in self._expected(h).items()}
         problems = self._compare(stored, expected, keys)
         if problems:
             raise self._mismatch(
@@ -312,14 +218,19 @@ class Lockstep:
             )
         by_key: dict[str, dict[str, Stored]] = {h: {} for h in keys}
         for path, item in stored.items():
-            by_key.setdefault(key_of(path), {})[path] = item  # every stored path is the model's: never None
+            # every stored path is the model's (else the comparison failed): it belongs to a partition
+            by_key.setdefault(self.plugin.partition_of_path(path), {})[path] = item
         self._remember(by_key, expected)
         self._pending.clear()
         self._project_checked, self._since_project = True, 0
 
-    def _check_keys(self, keys: Collection[str], *, before: Operation | None = None) -> dict[str, Stored]:
+    def _check_keys(self, keys: Collection[str], *, before: Any = None) -> dict[str, Stored]:
         """Read back the read set of each key in `keys` in one batched get and compare it with the model (see
-        `check_documents`); returns what was found. `before`: the operation about to rewrite these keys."""
+        `check_documents`); returns what was found. `before`: the operation about to rewrite these keys.
+        A plug-in without a read set (one partition: the whole project) reads back the project instead."""
+        if self.plugin.read_set is None:
+            self.check_project()
+            return read_project(self.db) if before is not None else {}
         stored = read_paths(self.db, [path for h in keys for path in self._read_set(h)])
         expected = {path: doc for h in keys for path, doc in self._expected(h).items()}
         problems = self._compare(stored, expected, keys)
@@ -328,35 +239,26 @@ class Lockstep:
             head = f"stored documents differ (read-back of key {scope}):"
             if before is not None:
                 head = (f"stored documents differ (read-back of key {scope} before the next operation, "
-                        f"{describe_op(before, epoch=self.epoch)}, rewrites it):")
+                        f"{self.plugin.describe_op(before, epoch=self.epoch)}, rewrites it):")
             raise self._mismatch(self.ops[-1] if self.ops else None, [head, *problems])
         by_key: dict[str, dict[str, Stored]] = {h: {} for h in keys}
         for path, item in stored.items():
-            by_key[key_of(path)][path] = item
+            by_key[self.plugin.partition_of_path(path)][path] = item
         self._remember(by_key, expected)
         self._pending.difference_update(keys)
         return stored
 
     def _read_set(self, key_hash: str) -> list[str]:
-        """The paths a step on this key can write: the root, the revision-1 audit, the lifecycle and the audit
-        after the highest revision, plus every path the model expects or the last read-back found."""
-        known = {*self._expected(key_hash), *self._seen.get(key_hash, ())}
-        top = 1
-        for path in known:
-            match = _AUDIT_REVISION.match(path)
-            if match:
-                top = max(top, int(match.group(2)))
-        known.update((root_path(key_hash), lifecycle_path(key_hash), audit_path(key_hash, 1),
-                      audit_path(key_hash, top + 1)))
-        return sorted(known)
+        """The plug-in's read set of this key, given every path the model expects or the last read-back found."""
+        return list(self.plugin.read_set(key_hash, {*self._expected(key_hash), *self._seen.get(key_hash, ())}))
 
     def _expected(self, key_hash: str) -> dict[str, Any]:
         """The model's documents of one key in typed() form, recomputed only when the key's record changed."""
-        record = self.state.get(key_hash)
+        version = self.plugin.partition_version(self.state, key_hash)
         cached = self._typed.get(key_hash)
-        if cached is None or cached[0] is not record:
-            docs = documents_for(self.state, key_hash)
-            cached = (record, {path: typed(doc) for path, doc in docs.items()})
+        if cached is None or cached[0] is not version:
+            docs = self.plugin.documents_of(self.state, key_hash)
+            cached = (version, {path: typed(doc) for path, doc in docs.items()})
             self._typed[key_hash] = cached
         return cached[1]
 
@@ -372,7 +274,7 @@ class Lockstep:
                         problems.append(f"{path}: rewritten although its content did not change (update time "
                                         f"moved since it was read back {since})")
         if not problems:
-            problems = _audit_chain_problems(self.state, stored, keys)
+            problems = self.plugin.stored_problems(self.state, stored, keys)
         return problems
 
     def _remember(self, by_key: Mapping[str, Mapping[str, Stored]], expected: Mapping[str, Any]) -> None:
@@ -384,13 +286,13 @@ class Lockstep:
     # --- reporting ----------------------------------------------------------------------------
 
     def program(self) -> list[str]:
-        return [describe_op(op, epoch=self.epoch) for op in self.ops]
+        return [self.plugin.describe_op(op, epoch=self.epoch) for op in self.ops]
 
-    def _mismatch(self, op: Operation | None, lines: list[str]) -> LockstepMismatch:
+    def _mismatch(self, op: Any, lines: list[str]) -> LockstepMismatch:
         self.mismatched = True
         where = "before any operation"
         if op is not None:
-            where = f"at step {len(self.ops)}: {describe_op(op, epoch=self.epoch)}"
+            where = f"at step {len(self.ops)}: {self.plugin.describe_op(op, epoch=self.epoch)}"
         program = self.program()
         shown = program[-25:]
         listing = [f"  {len(program) - len(shown) + i + 1}. {text}" for i, text in enumerate(shown)]
@@ -399,12 +301,12 @@ class Lockstep:
                 f"lockstep mismatch {where}",
                 *(f"  {line}" for line in lines),
                 "model state after the step (as the model predicts it):",
-                *(f"  {line}" for line in describe_state(self.state, epoch=self.epoch).splitlines()),
+                *(f"  {line}" for line in self.plugin.describe_state(self.state, epoch=self.epoch).splitlines()),
                 "program:",
                 *listing,
             ]
         )
-        return LockstepMismatch(_short(text, self.state))
+        return LockstepMismatch(self.plugin.shorten(text, self.state))
 
 
 def _document_problems(stored: Mapping[str, Stored], expected: Mapping[str, Any]) -> list[str]:
@@ -423,48 +325,11 @@ def _document_problems(stored: Mapping[str, Stored], expected: Mapping[str, Any]
     return problems
 
 
-def _audit_chain_problems(state: JournalState, stored: Mapping[str, Stored], keys: Iterable[str]) -> list[str]:
-    """Per valid record of `keys` (`stored`: what was read back of them): audit revisions 1..R (a record rebased to the
-    maximum by the revision_at_maximum fault keeps one gap below R), the audit at R matches the lifecycle, and
-    each event starts where the previous one ended."""
-    audits: dict[str, dict[int, Mapping[str, Any]]] = {}
-    for path, item in stored.items():
-        match = _AUDIT_REVISION.match(path)
-        if match:
-            audits.setdefault(match.group(1), {})[int(match.group(2))] = item.data
-    problems = []
-    for h in sorted(keys):
-        record = state.get(h)
-        if not isinstance(record, CommandRecord):
-            continue
-        chain = audits.get(h, {})
-        revisions = sorted(chain)
-        lc = record.lifecycle
-        top = 1 if lc is None else lc.revision
-        contiguous = revisions[:-1] == list(range(1, len(revisions))) and revisions[-1:] == [top]
-        if not contiguous or (len(revisions) != top and top != MAX_REVISION):
-            problems.append(f"{h[:8]}: audit revisions {revisions} are not contiguous up to revision {top}")
-            continue
-        for revision in revisions:
-            event = chain[revision]
-            if event.get("commandRevision") != revision:
-                problems.append(f"{h[:8]}: audit {revision} carries commandRevision {event.get('commandRevision')!r}")
-            previous = chain.get(revision - 1)  # across the rebase gap there is no previous event to match
-            if previous is not None and event.get("fromState") != previous.get("toState"):
-                problems.append(f"{h[:8]}: audit {revision} starts in {event.get('fromState')!r}, not where "
-                                f"audit {revision - 1} ended ({previous.get('toState')!r})")
-        last = chain[top]
-        want_state = "registered" if lc is None else lc.state
-        if last.get("toState") != want_state or (lc is not None and last.get("fenceEpoch") != lc.fence_epoch):
-            problems.append(f"{h[:8]}: audit {top} does not match the lifecycle ({want_state})")
-    return problems
-
-
-def replay(db: Any, ops: Iterable[Operation], *, system: ReferenceAPI | None = None) -> Lockstep:
+def replay(db: Any, ops: Iterable[Any], *, system: Any = None, plugin: SystemPlugin = JOURNAL) -> Lockstep:
     """Run a recorded program on `db` (an empty project), checking every answer and, as the state machine
     does, the stored documents: the touched key after each step, the whole project every FULL_CHECK_EVERY
     operations and once more at the end."""
-    lockstep = Lockstep(db, system=system)
+    lockstep = Lockstep(db, plugin=plugin, system=system)
     lockstep.check_documents()
     for op in ops:
         lockstep.run(op)

@@ -1,4 +1,10 @@
-"""Which journal implementation a suite runs against: the reference, or the system $FENCECHECK_SYSTEM names.
+"""Which implementation a suite runs against: the reference, or the system $FENCECHECK_SYSTEM names.
+
+$FENCECHECK_SYSTEM names an implementation of one system (plug-in): `known_bad.lantern:<variant>` and
+`reference.lantern` belong to the lantern (`fencecheck.plugins.lantern`), anything else to the journal.
+Suites of the other system run against their reference: `configured_implementation(plugin)`.
+
+For the journal:
 
 A system spec is spelled as counterexample files spell it: an importable module with the four journal
 functions and `CommandJournalError` (`ReferenceAPI.from_module`), or `package.module:name` for a named system
@@ -15,9 +21,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins import plugin as plugin_named
+from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
 
 ENV_SYSTEM = "FENCECHECK_SYSTEM"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -63,16 +72,47 @@ def resolve_system(spec: str | None) -> ReferenceAPI:
         raise SystemNotFoundError(f"journal system {spec!r}: {error}. {HINT}") from None
 
 
-def configured_system(env: Mapping[str, str] | None = None) -> ReferenceAPI:
-    """The system $FENCECHECK_SYSTEM names (the reference when it is unset)."""
+LANTERN_SPECS = ("reference.lantern", "known_bad.lantern:")
+
+
+def system_of_spec(spec: str | None) -> str | None:
+    """The plug-in a system spec belongs to ("journal", "lantern"), None for an empty spec."""
+    spec = (spec or "").strip()
+    if not spec:
+        return None
+    return "lantern" if spec == LANTERN_SPECS[0] or spec.startswith(LANTERN_SPECS[1]) else "journal"
+
+
+def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | None = None) -> Any:
+    """The implementation of `plugin`'s system that the suites run against: the one $FENCECHECK_SYSTEM names
+    when it names one of this system, else the plug-in's reference (the same object, so `is` tells)."""
     env = os.environ if env is None else env
-    return resolve_system(env.get(ENV_SYSTEM))
+    spec = env.get(ENV_SYSTEM)
+    if system_of_spec(spec) != plugin.name:
+        return plugin.reference
+    return plugin.resolve(spec)
 
 
-def reference_run(env: Mapping[str, str] | None = None) -> bool:
-    """True when the suites run against the reference. Evidence about the reference (transition coverage, the
-    stateful summary, per-run race results) is neither written nor cleared by a run against another system."""
-    return configured_system(env) is REFERENCE
+def configured_system(env: Mapping[str, str] | None = None) -> ReferenceAPI:
+    """The journal implementation the suites run against (the reference unless $FENCECHECK_SYSTEM names
+    another journal)."""
+    return configured_implementation(plugin_named("journal"), env)
+
+
+def reference_run(env: Mapping[str, str] | None = None, system: str = "journal") -> bool:
+    """True when `system`'s suites run against its reference. Evidence about the reference (transition
+    coverage, the stateful summary, per-run race results) is neither written nor cleared by a run against
+    another implementation."""
+    found = plugin_named(system)
+    return configured_implementation(found, env) is found.reference
+
+
+def check_configured(env: Mapping[str, str] | None = None) -> None:
+    """Resolve $FENCECHECK_SYSTEM once, whichever system it names: a spec naming nothing is an error."""
+    env = os.environ if env is None else env
+    name = system_of_spec(env.get(ENV_SYSTEM))
+    if name is not None:
+        configured_implementation(plugin_named(name), env)
 
 
 def describe_system(system: ReferenceAPI) -> str:

@@ -20,7 +20,8 @@ import pytest
 
 from fencecheck import coverage, hypothesis_profiles
 from fencecheck.errors import FencecheckError
-from fencecheck.systems import ENV_SYSTEM, reference_run
+from fencecheck.plugins import SYSTEM_NAMES
+from fencecheck.systems import ENV_SYSTEM, check_configured, reference_run
 
 HERE = Path(__file__).parent
 MACHINE_MODULES = ("journal_machine.py",)  # test modules whose names do not match test_*.py
@@ -37,13 +38,15 @@ def _worker(config: pytest.Config) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     # Profiles are registered and selected by fencecheck.pytest_plugin, for every suite.
     try:
-        reference = reference_run()  # a $FENCECHECK_SYSTEM naming nothing importable is a usage error
+        check_configured()  # a $FENCECHECK_SYSTEM naming nothing importable is a usage error
     except FencecheckError as error:
         raise pytest.UsageError(f"{ENV_SYSTEM}: {error}") from None
-    # Transition coverage is about the reference: a run against another system (`fencecheck gate --known-bad`)
-    # neither clears nor writes it, as the known-bad catalogue does not.
-    if not hasattr(config, "workerinput") and reference:  # the controller: forget earlier runs' files
-        coverage.remove_stale(_coverage_dir(config))
+    # Transition coverage is about each system's reference: a run against another implementation (`fencecheck
+    # gate --known-bad`) neither clears nor writes that system's, as the known-bad catalogue does not.
+    if not hasattr(config, "workerinput"):  # the controller: forget earlier runs' files
+        for system in SYSTEM_NAMES:
+            if reference_run(system=system):
+                coverage.remove_stale(_coverage_dir(config), system)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -58,5 +61,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if coverage.PROCESS_COUNTS and reference_run():
-        coverage.write(_coverage_dir(session.config), _worker(session.config), coverage.PROCESS_COUNTS)
+    for system, counts in coverage.PROCESS_COUNTS.items():
+        if counts and reference_run(system=system):
+            coverage.write(_coverage_dir(session.config), _worker(session.config), counts, system)

@@ -153,7 +153,7 @@ class JournalMachine(RuleBasedStateMachine):
         if self.db is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
-        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS)
+        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"])
         type(self).examples_run += 1
         self.clock = T0
         self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault

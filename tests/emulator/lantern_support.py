@@ -1,7 +1,7 @@
 """Shared helpers for the lantern emulator tests (docs/lantern-contract.md): the reference's own tests
 (test_lantern_reference.py) and the known-bad catalogue's (test_lantern_known_bad.py).
 
-- `LanternSystem`: a lantern system under test, i.e. a module with the six operations and its own error type.
+- `LanternSystem` (the plug-in's, `fencecheck.plugins.lantern`): a lantern system under test.
   `REFERENCE_LANTERN` is `reference.lantern`; `variant_system(name)` is a known-bad copy (known_bad.lantern).
   Every helper that calls the system takes it as an explicit `system=` parameter: nothing is swapped.
 - `call`: one model operation (model.lantern's CreateVenue, Light, ...) through a system; `answer`: any
@@ -20,22 +20,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from types import ModuleType
 from typing import Any
 
 import attrs
 from google.cloud.firestore_v1.transaction import Transaction
 
-import reference.lantern
+from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN, LanternSystem
 from known_bad.lantern import variant
 from model.lantern import (
     LANTERN_TTL,
     CreateVenue,
-    DeleteVenue,
-    Extinguish,
-    Light,
-    ReadActive,
-    ScheduledLight,
     write_set_violations,
 )
 from reference.lantern import AttemptLog
@@ -55,83 +49,17 @@ Answer = dict[str, Any] | str
 # --- the system under test ------------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class LanternSystem:
-    """A lantern system: `api` has the six operations (light_lantern, activate_scheduled_lantern,
-    extinguish_lantern, read_active_lanterns, create_venue, delete_venue) and raises `error`, whose `.code` is
-    the contract's error code. `name` is how the system is spelled (`reference.lantern`,
-    `known_bad.lantern:<variant>`)."""
-
-    name: str
-    api: ModuleType
-    error: type[Exception]
-
-    @classmethod
-    def of(cls, name: str, api: ModuleType) -> LanternSystem:
-        return cls(name, api, api.LanternError)
-
-
-REFERENCE_LANTERN = LanternSystem.of("reference.lantern", reference.lantern)
-
-
 def variant_system(name: str) -> LanternSystem:
     """The known-bad variant `name` (known_bad.lantern) as a system: its own copy and its own LanternError."""
-    v = variant(name)
-    return LanternSystem.of(v.system_spec, v.build())
-
-
-# --- calling a system -------------------------------------------------------------------------------------------
+    return LANTERN.resolve(variant(name).system_spec)
 
 
 def call(
     db: Any, op: Any, attempt_log: AttemptLog | None = None, *, system: LanternSystem = REFERENCE_LANTERN
 ) -> Answer:
-    """Run one model operation through `system`: its output's `.to_json()`, or its error code."""
-    api = system.api
-    log = {"attempt_log": attempt_log}
-    clock = {"clock": (lambda: op.now)} if hasattr(op, "now") else {}
-    try:
-        if isinstance(op, CreateVenue):
-            out = api.create_venue(
-                db=db,
-                venue_id=op.venue_id,
-                name=op.name,
-                latitude=op.latitude,
-                longitude=op.longitude,
-                radius_meters=op.radius_meters,
-                **log,
-            )
-        elif isinstance(op, DeleteVenue):
-            out = api.delete_venue(db=db, venue_id=op.venue_id, **log)
-        elif isinstance(op, Light):
-            out = api.light_lantern(
-                db=db,
-                user_id=op.user_id,
-                lantern_id=op.lantern_id,
-                venue_id=op.venue_id,
-                latitude=op.latitude,
-                longitude=op.longitude,
-                **clock,
-                **log,
-            )
-        elif isinstance(op, ScheduledLight):
-            out = api.activate_scheduled_lantern(
-                db=db,
-                user_id=op.user_id,
-                lantern_id=op.lantern_id,
-                venue_id=op.venue_id,
-                scheduled_for=op.scheduled_for,
-                **clock,
-                **log,
-            )
-        elif isinstance(op, Extinguish):
-            out = api.extinguish_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, **clock, **log)
-        else:
-            assert isinstance(op, ReadActive), op
-            out = api.read_active_lanterns(db=db, **clock, **log)
-    except system.error as error:
-        return error.code
-    return out.to_json()
+    """Run one model operation through `system` (the plug-in's call mapping): its output's `.to_json()`, or
+    its error code."""
+    return LANTERN.answer(system, db, op, lambda: op.now, attempt_log)
 
 
 def answer(function: Callable[[], Any], *, system: LanternSystem = REFERENCE_LANTERN) -> Answer:

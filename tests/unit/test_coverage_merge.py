@@ -47,7 +47,7 @@ def test_merge_rejects_a_foreign_file(tmp_path):
 
 
 def test_unknown_transition_ids_are_an_error(tmp_path):
-    with pytest.raises(ValueError, match="not in model.journal.TRANSITIONS"):
+    with pytest.raises(ValueError, match="not in the journal model's table"):
         coverage.write(tmp_path, "main", {"acquire.teleport": 1})
 
 

@@ -68,7 +68,7 @@ def assert_witness(history: History, verdict, initial: JournalState | None = Non
     for key_hash, order in verdict.order.items():
         state = _restrict(initial, key_hash)
         for call in order:
-            assert call.key_hash == key_hash
+            assert call.op.command.key_hash == key_hash
             assert call.id not in placed
             placed.add(call.id)
             state, result = step(state, call.op)
@@ -284,7 +284,7 @@ def test_sequential_history_with_one_answer_mutated_is_illegal_at_that_call(op_l
     assert verdict.explanation.unplaceable_id == victim.id
     assert f"call {victim.id} (" in verdict.explain()
     assert [c.id for c, _ in verdict.explanation.prefix] == [
-        c.id for c in history.calls if c.id < victim.id and c.key_hash == victim.key_hash
+        c.id for c in history.calls if c.id < victim.id and c.op.command.key_hash == victim.op.command.key_hash
     ]
 
 
@@ -312,7 +312,7 @@ def test_mutated_history_with_lost_answers_is_illegal_or_explained(op_list, data
     else:
         assert verdict.status == "illegal"
         explanation = verdict.explanation
-        assert explanation.key_hash == victim.key_hash
+        assert explanation.key_hash == victim.op.command.key_hash
         assert explanation.unplaceable is not None or explanation.document_differences
 
 

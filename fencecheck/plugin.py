@@ -1,0 +1,140 @@
+"""A system under verification, as the harness sees it: the plug-in interface.
+
+The harness's generic parts take a `SystemPlugin` and know nothing else of the system:
+
+- the linearizability checker (`fencecheck.linearizability.check`) steps the plug-in's model, searches each
+  partition alone and compares the final stored documents with the model's;
+- the history recorder and its JSON form (`fencecheck.history`) classify answers and encode operations
+  through it;
+- the lockstep runner (`fencecheck.lockstep.Lockstep`) and the stateful scaffolding run each operation on the
+  model and on an implementation, read the stored documents back and compare;
+- transition coverage (`fencecheck.coverage`) counts the rows of its transition table;
+- the contest runner (`fencecheck.contest`) races operations and judges the history.
+
+A *partition* is a part of the stored state that no operation reaches across: the journal's command key
+(every operation names one), or the whole project (the lantern's operations span users, lanterns and
+venues). The checker searches partitions one at a time (P-compositionality) and the lockstep reads back the
+partitions an operation touched.
+
+The plug-ins themselves are in `fencecheck.plugins` (`plugin("journal")`, `plugin("lantern")`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+import attrs
+
+Documents = dict[str, dict[str, Any]]
+Observed = dict[str, Any] | str
+
+
+class ModelResult(Protocol):
+    """What a model step answers: the transition row that fired and the answer it predicts."""
+
+    transition: str
+    wrote: bool
+    code: str | None
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def output(self) -> dict[str, Any] | None: ...
+
+    def matches(self, observed: Observed) -> bool: ...
+
+
+class TransitionRow(Protocol):
+    id: str
+    reachable: bool
+
+
+def _identity_text(text: str, _state: Any) -> str:
+    return text
+
+
+@attrs.frozen
+class SystemPlugin:
+    """One system: its model, its partitions, its implementations and how its operations are written down."""
+
+    name: str  # "journal", "lantern": file names, report sections and $FENCECHECK_SYSTEM prefixes use it
+
+    # --- the model (pure) ------------------------------------------------------------------------------
+    initial_state: Callable[[], Any]
+    step: Callable[[Any, Any], tuple[Any, ModelResult]]
+    describe_op: Callable[..., str]  # (op, *, epoch=None) -> one line
+    describe_state: Callable[..., str]  # (state, *, epoch=None) -> lines
+    transitions: Sequence[TransitionRow]
+
+    # --- partitions --------------------------------------------------------------------------------------
+    partition_of: Callable[[Any], str]  # the partition an operation touches
+    partition_noun: str  # what a partition is called in explanations: "command key", "project"
+    partitions_of_state: Callable[[Any], Iterable[str]]  # the partitions a state holds anything in
+    partition_of_path: Callable[[str], str | None]  # None: the path belongs to no partition (a stray write)
+    restrict: Callable[[Any, str], Any]  # the state of one partition, alone
+    merge: Callable[[Any, Any, str], Any]  # (whole, part, key): `whole` with partition `key` taken from `part`
+    documents_of: Callable[[Any, str], Documents]  # the exact stored documents of one partition
+    # An object that is the same (`is`) in two states exactly when the partition's documents cannot differ:
+    # the lockstep recomputes a partition's expected documents only when it changes.
+    partition_version: Callable[[Any, str], Any]
+
+    # --- the stored documents ----------------------------------------------------------------------------
+    # (state, what was read back by path (each with `.data`), partitions) -> problems beyond an exact
+    # document match (the journal's audit chain); called only when the documents matched.
+    stored_problems: Callable[[Any, Mapping[str, Any], Iterable[str]], list[str]]
+    write_partition: Callable[..., None]  # (db, key, docs, *, current) -> store exactly `docs` for one partition
+    # (key, paths known there) -> the paths a step on that partition can write; None: read back the whole project.
+    read_set: Callable[[str, Collection[str]], Iterable[str]] | None
+
+    # --- operations ----------------------------------------------------------------------------------------
+    is_fault: Callable[[Any], bool]  # a harness-side rewrite of stored documents, not a call
+    commit_fails: Callable[[Any], bool]  # the call runs on a client whose commits the server rejects
+    clock_of: Callable[[Any], datetime | None]  # the clock reading the call is handed (None: it reads none)
+
+    # --- implementations ---------------------------------------------------------------------------------
+    reference: Any  # the reference implementation
+    resolve: Callable[[str | None], Any]  # an implementation by spec ("" or None: the reference)
+    invoke: Callable[..., Any]  # (impl, db, op, clock, log=None) -> the output object, or raises
+    error_code: Callable[[Any, BaseException], str | None]  # the contract error code, None for anything else
+    unavailable_code: str  # the answer that means "may or may not have applied"
+    spec_of: Callable[[Any], str | None]  # how an implementation is spelled (counterexamples, reports)
+
+    # --- histories ---------------------------------------------------------------------------------------
+    ops_to_json: Callable[[Sequence[Any]], tuple[dict[str, Any], list[Any]]]  # -> (header, one entry per op)
+    ops_from_json: Callable[[Mapping[str, Any], Sequence[Any]], list[Any]]  # (whole history JSON, entries)
+    history_header_keys: tuple[str, ...]  # the top-level keys `ops_to_json`'s header adds to a history's JSON
+
+    # (model result, observed) -> the implementation answered what the model predicts (the lockstep's test;
+    # the checker uses the result's own `matches`)
+    answer_matches: Callable[[Any, Observed], bool] = lambda result, observed: result.matches(observed)
+    # Whether the checker may place a definite read-only call greedily (see fencecheck.linearizability): sound
+    # only when a call that matches read-only in a state also does so wherever it matches in every later state.
+    read_only_commutes: bool = False
+    shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
+
+    @property
+    def transition_ids(self) -> tuple[str, ...]:
+        return tuple(row.id for row in self.transitions)
+
+    def answer(self, impl: Any, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Observed:
+        """What a caller of `impl` sees: the output's `.to_json()`, or the contract error code. Anything that
+        is not the contract's error propagates."""
+        try:
+            return impl_output_json(self.invoke(impl, db, op, clock, log))
+        except Exception as error:
+            code = self.error_code(impl, error)
+            if code is None:
+                raise
+            return code
+
+
+def impl_output_json(value: Any) -> dict[str, Any]:
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        value = to_json()
+    if not isinstance(value, dict):
+        raise TypeError(f"a call returned {type(value).__name__}, not an output")
+    return value

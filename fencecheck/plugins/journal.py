@@ -1,0 +1,249 @@
+"""The command journal as a harness plug-in (seeds 000/001, docs/journal-decisions.md).
+
+Partitions are command keys: every operation names one (`op.command.key_hash`) and a correct call writes
+only inside that key's scope (`checkoutRequests/{h}` and below it, `auditEvents/commerce_command_{h}_*`).
+Beyond an exact document match, a read-back checks each valid record's audit chain.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+from types import ModuleType
+from typing import Any
+
+import attrs
+
+from fencecheck.firestore_io import key_of, typed, write_key
+from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
+from fencecheck.plugin import SystemPlugin
+from model.journal import (
+    MAX_REVISION,
+    TRANSITIONS,
+    Acquire,
+    CommandRecord,
+    CommandRef,
+    Complete,
+    Fail,
+    InjectFault,
+    JournalState,
+    Operation,
+    Register,
+    Result,
+    describe_op,
+    describe_state,
+    documents_for,
+    step,
+)
+from reference.journal.identity import audit_path, lifecycle_path, root_path
+
+JOURNAL_UNAVAILABLE = "journal_unavailable"
+
+
+@attrs.frozen
+class ReferenceAPI:
+    """The four journal functions (keyword-only, `db=` and `clock=`) and the error type carrying `.code`."""
+
+    register: Callable[..., Any]
+    acquire: Callable[..., Any]
+    complete: Callable[..., Any]
+    fail: Callable[..., Any]
+    error_type: type[BaseException]
+    module: str | None = None  # importable name, so a counterexample can name the same system
+
+    @classmethod
+    def from_module(cls, module: str | ModuleType) -> ReferenceAPI:
+        mod = importlib.import_module(module) if isinstance(module, str) else module
+        return cls(
+            mod.register_commerce_command,
+            mod.acquire_commerce_command_lease,
+            mod.complete_commerce_command,
+            mod.fail_commerce_command,
+            mod.CommandJournalError,
+            mod.__name__,
+        )
+
+    def call(self, db: Any, op: Operation, clock: Callable[[], datetime], log: Any = None) -> Any:
+        """Make the journal call `op` stands for (its command's kwargs plus the op's own fields) on `db`,
+        with `clock`; `log` (an AttemptLog) goes to systems whose functions accept `attempt_log`."""
+        kwargs = op.command.kwargs()
+        if isinstance(op, Register):
+            function = self.register
+        else:
+            kwargs["lease_id"] = op.lease_id
+            if isinstance(op, Acquire):
+                function = self.acquire
+            else:
+                kwargs["expected_fence_epoch"] = op.expected_fence_epoch
+                if isinstance(op, Complete):
+                    kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
+                    function = self.complete
+                elif isinstance(op, Fail):
+                    function = self.fail
+                else:
+                    raise TypeError(f"not a journal call: {type(op).__name__}")
+        if log is not None and accepts_attempt_log(function):
+            kwargs["attempt_log"] = log
+        return function(db=db, clock=clock, **kwargs)
+
+
+def accepts_attempt_log(function: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+REFERENCE = ReferenceAPI.from_module("reference")
+
+
+def answer_matches(result: Result, observed: Any) -> bool:
+    """Exact types (True is not 1) and the seeds' key order."""
+    if isinstance(observed, str) or observed is None:
+        return result.outcome is None and result.code == observed
+    expected = result.output
+    return expected is not None and list(expected) == list(observed) and typed(expected) == typed(observed)
+
+
+def shorten(text: str, state: JournalState) -> str:
+    for h in state.keys():
+        text = text.replace(h, h[:8])
+    return text
+
+
+# --- partitions ------------------------------------------------------------------------------------------
+
+
+def restrict(state: JournalState, key_hash: str) -> JournalState:
+    record = state.get(key_hash)
+    return JournalState.empty() if record is None else JournalState.empty().with_record(key_hash, record)
+
+
+def merge(whole: JournalState, part: JournalState, key_hash: str) -> JournalState:
+    record = part.get(key_hash)
+    return whole if record is None else whole.with_record(key_hash, record)
+
+
+AUDIT_REVISION = re.compile(r"^auditEvents/commerce_command_([0-9a-f]{64})_(\d{10})$")
+
+
+def read_set(key_hash: str, known: Collection[str]) -> list[str]:
+    """The paths a step on this key can write: the root, the revision-1 audit, the lifecycle and the audit
+    after the highest revision (where a read-only answer that wrongly writes, or a second audit, lands), plus
+    every path `known` there (the model's, and the last read-back's, so a deletion shows)."""
+    paths = set(known)
+    top = 1
+    for path in paths:
+        match = AUDIT_REVISION.match(path)
+        if match:
+            top = max(top, int(match.group(2)))
+    paths.update((root_path(key_hash), lifecycle_path(key_hash), audit_path(key_hash, 1),
+                  audit_path(key_hash, top + 1)))
+    return sorted(paths)
+
+
+def audit_chain_problems(state: JournalState, stored: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """Per valid record of `keys` (`stored`: what was read back of them, each with `.data`): audit revisions
+    1..R (a record rebased to the maximum by the revision_at_maximum fault keeps one gap below R), the audit at
+    R matches the lifecycle, and each event starts where the previous one ended."""
+    audits: dict[str, dict[int, Mapping[str, Any]]] = {}
+    for path, item in stored.items():
+        match = AUDIT_REVISION.match(path)
+        if match:
+            audits.setdefault(match.group(1), {})[int(match.group(2))] = item.data
+    problems = []
+    for h in sorted(keys):
+        record = state.get(h)
+        if not isinstance(record, CommandRecord):
+            continue
+        chain = audits.get(h, {})
+        revisions = sorted(chain)
+        lc = record.lifecycle
+        top = 1 if lc is None else lc.revision
+        contiguous = revisions[:-1] == list(range(1, len(revisions))) and revisions[-1:] == [top]
+        if not contiguous or (len(revisions) != top and top != MAX_REVISION):
+            problems.append(f"{h[:8]}: audit revisions {revisions} are not contiguous up to revision {top}")
+            continue
+        for revision in revisions:
+            event = chain[revision]
+            if event.get("commandRevision") != revision:
+                problems.append(f"{h[:8]}: audit {revision} carries commandRevision {event.get('commandRevision')!r}")
+            previous = chain.get(revision - 1)  # across the rebase gap there is no previous event to match
+            if previous is not None and event.get("fromState") != previous.get("toState"):
+                problems.append(f"{h[:8]}: audit {revision} starts in {event.get('fromState')!r}, not where "
+                                f"audit {revision - 1} ended ({previous.get('toState')!r})")
+        last = chain[top]
+        want_state = "registered" if lc is None else lc.state
+        if last.get("toState") != want_state or (lc is not None and last.get("fenceEpoch") != lc.fence_epoch):
+            problems.append(f"{h[:8]}: audit {top} does not match the lifecycle ({want_state})")
+    return problems
+
+
+# --- implementations and histories -------------------------------------------------------------------------
+
+
+def _resolve(spec: str | None) -> ReferenceAPI:
+    from fencecheck.systems import resolve_system  # systems.py imports this module
+
+    return resolve_system(spec)
+
+
+def _error_code(impl: ReferenceAPI, error: BaseException) -> str | None:
+    return error.code if isinstance(error, impl.error_type) else None
+
+
+def ops_to_json(ops: Sequence[Operation]) -> tuple[dict[str, Any], list[Any]]:
+    """Commands are written once, in a `commands` table, and operations name them (`c1`, `c2`, ...)."""
+    names: dict[CommandRef, str] = {}
+    for op in ops:
+        names.setdefault(op.command, f"c{len(names) + 1}")
+    header = {"commands": {name: command_to_json(ref) for ref, name in names.items()}}
+    return header, [op_to_json(op, command_names=names) for op in ops]
+
+
+def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Operation]:
+    raw_commands = header.get("commands", {})
+    if not isinstance(raw_commands, dict):
+        raise ValueError("commands must be a JSON object")
+    commands = {name: command_from_json(value) for name, value in raw_commands.items()}
+    return [op_from_json(item, commands=commands) for item in raw]
+
+
+JOURNAL = SystemPlugin(
+    name="journal",
+    initial_state=JournalState.empty,
+    step=step,
+    describe_op=describe_op,
+    describe_state=describe_state,
+    transitions=TRANSITIONS,
+    partition_of=lambda op: op.command.key_hash,
+    partition_noun="command key",
+    partitions_of_state=lambda state: state.keys(),
+    partition_of_path=key_of,
+    restrict=restrict,
+    merge=merge,
+    documents_of=documents_for,
+    partition_version=lambda state, key_hash: state.get(key_hash),
+    stored_problems=audit_chain_problems,
+    write_partition=write_key,
+    read_set=read_set,
+    is_fault=lambda op: isinstance(op, InjectFault),
+    commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
+    clock_of=lambda op: None if isinstance(op, InjectFault) else op.now,
+    reference=REFERENCE,
+    resolve=_resolve,
+    invoke=lambda impl, db, op, clock, log=None: impl.call(db, op, clock, log),
+    error_code=_error_code,
+    unavailable_code=JOURNAL_UNAVAILABLE,
+    spec_of=lambda impl: impl.module,
+    ops_to_json=ops_to_json,
+    ops_from_json=ops_from_json,
+    history_header_keys=("commands",),
+    answer_matches=answer_matches,
+    read_only_commutes=True,  # fences only grow and terminal states absorb: see fencecheck.linearizability
+    shorten=shorten,
+)

@@ -1,0 +1,222 @@
+"""The lantern transaction layer as a harness plug-in (docs/lantern-contract.md).
+
+One partition, the whole project: a light touches the user's guard, the lantern, its pin and a venue; an
+extinguish the lantern, pin, guard and venue; a read every active lantern. So the checker searches a
+history as one piece and the lockstep reads back the whole project after every step. Beyond an exact match
+of the stored documents nothing is checked here: INV-1..5 are properties of the model's documents
+(`model.lantern.invariant_violations`), which an exact match carries over; the stateful machine checks them
+on what is stored, and the tests check them on the model.
+
+An implementation is a `LanternSystem`: a module with the six operations and its own `LanternError`.
+`resolve("")` is `reference.lantern`; `resolve("known_bad.lantern:<name>")` a known-bad copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from types import ModuleType
+from typing import Any
+
+import attrs
+
+import reference.lantern
+from fencecheck.errors import SystemNotFoundError
+from fencecheck.firestore_io import Stored, read_project, typed
+from fencecheck.history_codec import datetime_from_json, datetime_to_json
+from fencecheck.plugin import SystemPlugin
+from model.lantern import (
+    TRANSITIONS,
+    CreateVenue,
+    DeleteVenue,
+    Extinguish,
+    FaultKind,
+    InjectFault,
+    LanternState,
+    Light,
+    ReadActive,
+    ScheduledLight,
+    describe_op,
+    describe_state,
+    documents,
+    step,
+)
+
+LANTERN_UNAVAILABLE = "lantern_unavailable"
+PROJECT = "project"  # the one partition
+COLLECTIONS = ("venues", "lanterns", "publicPins", "activeLanterns")
+REFERENCE_SPEC = "reference.lantern"
+VARIANT_PREFIX = "known_bad.lantern:"
+
+
+@attrs.frozen
+class LanternSystem:
+    """A lantern implementation: `api` has the six operations and raises `error`, whose `.code` is the
+    contract's error code. `name` is how it is spelled (`reference.lantern`, `known_bad.lantern:<variant>`)."""
+
+    name: str
+    api: ModuleType
+    error: type[Exception]
+
+    @classmethod
+    def of(cls, name: str, api: ModuleType) -> LanternSystem:
+        return cls(name, api, api.LanternError)
+
+
+REFERENCE_LANTERN = LanternSystem.of(REFERENCE_SPEC, reference.lantern)
+
+
+def resolve(spec: str | None) -> LanternSystem:
+    spec = (spec or "").strip()
+    if spec in ("", REFERENCE_SPEC):
+        return REFERENCE_LANTERN
+    if not spec.startswith(VARIANT_PREFIX):
+        raise SystemNotFoundError(f"lantern system {spec!r}: expected {REFERENCE_SPEC} or "
+                                  f"{VARIANT_PREFIX}<variant>.")
+    from known_bad.lantern import variant  # the catalogue is test material: loaded only when named
+
+    try:
+        found = variant(spec[len(VARIANT_PREFIX):])
+    except KeyError as error:
+        raise SystemNotFoundError(f"lantern system {spec!r}: {error.args[0]}") from None
+    return LanternSystem.of(found.system_spec, found.build())
+
+
+def invoke(impl: LanternSystem, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Any:
+    """Make the call `op` stands for on `impl` (its fields are the call's keyword arguments)."""
+    api = impl.api
+    extra: dict[str, Any] = {"attempt_log": log}
+    if isinstance(op, CreateVenue):
+        return api.create_venue(db=db, venue_id=op.venue_id, name=op.name, latitude=op.latitude,
+                                longitude=op.longitude, radius_meters=op.radius_meters, **extra)
+    if isinstance(op, DeleteVenue):
+        return api.delete_venue(db=db, venue_id=op.venue_id, **extra)
+    extra["clock"] = clock
+    if isinstance(op, Light):
+        return api.light_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, venue_id=op.venue_id,
+                                 latitude=op.latitude, longitude=op.longitude, **extra)
+    if isinstance(op, ScheduledLight):
+        return api.activate_scheduled_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id,
+                                              venue_id=op.venue_id, scheduled_for=op.scheduled_for, **extra)
+    if isinstance(op, Extinguish):
+        return api.extinguish_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, **extra)
+    if isinstance(op, ReadActive):
+        return api.read_active_lanterns(db=db, **extra)
+    raise TypeError(f"not a lantern call: {type(op).__name__}")
+
+
+def _error_code(impl: LanternSystem, error: BaseException) -> str | None:
+    return error.code if isinstance(error, impl.error) else None
+
+
+def write_project(db: Any, _key: str, docs: Mapping[str, Mapping[str, Any]], *,
+                  current: Mapping[str, Stored] | None = None) -> None:
+    """Make the project hold exactly `docs` (one batch): a fault's damage, or the documents a test starts from."""
+    current = read_project(db) if current is None else current
+    batch = db.batch()
+    for path in current.keys() - docs.keys():
+        batch.delete(db.document(path))
+    for path, doc in docs.items():
+        if path not in current or typed(current[path].data) != typed(doc):
+            batch.set(db.document(path), dict(doc))
+    batch.commit()
+
+
+def _partition_of_path(path: str) -> str | None:
+    parts = path.split("/")
+    return PROJECT if len(parts) == 2 and parts[0] in COLLECTIONS else None
+
+
+# --- operations as JSON ---------------------------------------------------------------------------------------
+
+_OPS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "create_venue": (CreateVenue, ("venue_id", "name", "latitude", "longitude", "radius_meters")),
+    "delete_venue": (DeleteVenue, ("venue_id",)),
+    "light": (Light, ("user_id", "lantern_id", "venue_id", "latitude", "longitude", "now")),
+    "scheduled_light": (ScheduledLight, ("user_id", "lantern_id", "venue_id", "scheduled_for", "now")),
+    "extinguish": (Extinguish, ("user_id", "lantern_id", "now")),
+    "read_active": (ReadActive, ("now",)),
+    "fault": (InjectFault, ("kind", "subject", "now")),
+}
+_TYPE_NAMES = {cls: name for name, (cls, _fields) in _OPS.items()}
+_TIMES = ("now", "scheduled_for")
+
+
+def op_to_json(op: Any) -> dict[str, Any]:
+    name = _TYPE_NAMES.get(type(op))
+    if name is None:
+        raise TypeError(f"not a lantern operation: {type(op).__name__}")
+    out: dict[str, Any] = {"type": name}
+    for field in _OPS[name][1]:
+        value = getattr(op, field)
+        if field in _TIMES and value is not None:
+            value = datetime_to_json(value)
+        elif isinstance(value, FaultKind):
+            value = value.value
+        out[field] = value
+    return out
+
+
+def op_from_json(data: object) -> Any:
+    if not isinstance(data, dict) or data.get("type") not in _OPS:
+        raise ValueError(f"a lantern operation is an object whose type is one of {sorted(_OPS)}")
+    cls, fields = _OPS[data["type"]]
+    if sorted(data) != sorted(("type", *fields)):
+        raise ValueError(f"a {data['type']} operation has exactly the keys {['type', *fields]}")
+    values = {}
+    for field in fields:
+        value = data[field]
+        if field in _TIMES and value is not None:
+            value = datetime_from_json(value)
+        elif field == "kind":
+            value = FaultKind(value)
+        values[field] = value
+    return cls(**values)
+
+
+def ops_to_json(ops: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
+    return {}, [op_to_json(op) for op in ops]
+
+
+def ops_from_json(_header: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
+    return [op_from_json(item) for item in raw]
+
+
+def _clock_of(op: Any) -> datetime | None:
+    return op.now if isinstance(op, Light | ScheduledLight | Extinguish | ReadActive) else None
+
+
+LANTERN = SystemPlugin(
+    name="lantern",
+    initial_state=LanternState.empty,
+    step=step,
+    describe_op=describe_op,
+    describe_state=describe_state,
+    transitions=TRANSITIONS,
+    partition_of=lambda _op: PROJECT,
+    partition_noun="project",
+    partitions_of_state=lambda _state: (PROJECT,),
+    partition_of_path=_partition_of_path,
+    restrict=lambda state, _key: state,
+    merge=lambda _whole, part, _key: part,
+    documents_of=lambda state, _key: documents(state),
+    partition_version=lambda state, _key: state,
+    stored_problems=lambda _state, _stored, _keys: [],
+    write_partition=write_project,
+    read_set=None,
+    is_fault=lambda op: isinstance(op, InjectFault),
+    commit_fails=lambda _op: False,
+    clock_of=_clock_of,
+    reference=REFERENCE_LANTERN,
+    resolve=resolve,
+    invoke=invoke,
+    error_code=_error_code,
+    unavailable_code=LANTERN_UNAVAILABLE,
+    spec_of=lambda impl: impl.name,
+    ops_to_json=ops_to_json,
+    ops_from_json=ops_from_json,
+    history_header_keys=(),
+    # Not sound here: a read that retires nothing now can retire a lantern lit (earlier in time) by a call
+    # placed before it, with the same answer.
+    read_only_commutes=False,
+)
