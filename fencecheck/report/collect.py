@@ -26,9 +26,10 @@ from fencecheck import coverage as transition_coverage
 from fencecheck.history import History
 from fencecheck.junit import SuiteCounts, parse_junit
 from fencecheck.linearizability import check
+from fencecheck.plugins import SYSTEM_NAMES
+from fencecheck.plugins import plugin as plugin_named
 from fencecheck.race import RESULT_FORMAT, answer_label, setup_from_json
 from fencecheck.rules_probe import ProbeResult, RulesMatrix
-from model.journal import TRANSITIONS, JournalState, describe_op, step
 
 from . import artifacts as layout
 from .codec import decode
@@ -41,6 +42,7 @@ from .model import (
     Counterexample,
     Coverage,
     CoverageRow,
+    CoverageSection,
     Environment,
     KnownBadCatalogue,
     KnownBadResult,
@@ -230,13 +232,18 @@ def _profile_from(stateful: StatefulSummary | None) -> str | None:
     return profiles.pop() if len(profiles) == 1 else None
 
 
-def _coverage(c: _Collector) -> Coverage | None:
-    files = c.files(f"{layout.COVERAGE_DIR}/{transition_coverage.FILE_PREFIX}*.json")
+def _coverage(c: _Collector) -> CoverageSection | None:
+    systems = tuple(found for name in SYSTEM_NAMES if (found := _system_coverage(c, name)) is not None)
+    return CoverageSection(systems) if systems else None
+
+
+def _system_coverage(c: _Collector, system: str) -> Coverage | None:
+    files = c.files(f"{layout.COVERAGE_DIR}/{transition_coverage.file_prefix(system)}*.json")
     if not files:
         return None
     readable = [path for path in files if c.read(path, lambda data: data) is not None]
     try:
-        counts = transition_coverage.merge(readable)
+        counts = transition_coverage.merge(readable, system)
     except (OSError, ValueError, KeyError) as error:
         c.errors.append(ArtifactError(layout.COVERAGE_DIR, f"{type(error).__name__}: {error}"[:300]))
         return None
@@ -251,9 +258,9 @@ def _coverage(c: _Collector) -> Coverage | None:
             reachable=row.reachable,
             count=counts.get(row.id, 0),
         )
-        for row in TRANSITIONS
+        for row in plugin_named(system).transitions
     )
-    return Coverage(rows, len(readable))
+    return Coverage(rows, len(readable), system)
 
 
 # --- races -------------------------------------------------------------------------------------------
@@ -270,17 +277,24 @@ def _races(c: _Collector, notes: list[str]) -> RaceSection | None:
 def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
     if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
         raise ValueError(f"not a {RESULT_FORMAT} file")
+    system = data.get("system", "journal")
+    plugin = plugin_named(system)
     history = History.from_json(data["history"])
-    setup = setup_from_json(data["setup"])
-    state = JournalState.empty()
+    if history.system != system:
+        raise ValueError(f"the history is the {history.system}'s, the run says {system}")
+    if system == "journal":
+        setup = setup_from_json(data["setup"])
+    else:
+        setup = plugin.ops_from_json(data.get("setupHeader", {}), data["setup"])
+    state = plugin.initial_state()
     for op in setup:
-        state, _result = step(state, op)
+        state, _result = plugin.step(state, op)
     verdict = data["verdict"]
     order: dict[int, int] = {}
     failing = None
     linearization = "none"
     if verdict in ("ok", "illegal"):  # "unknown" ran out of budget once already; it would again
-        checked = check(history, initial_state=state)
+        checked = check(history, plugin=plugin, initial_state=state)
         if checked.status != verdict:
             notes.append(f"{name}: re-checking the history gave {checked.status}, the run recorded {verdict}")
         else:
@@ -292,12 +306,13 @@ def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
 
     calls = sorted(history.calls, key=lambda call: call.id)
     origin = min((call.invoked_at for call in calls), default=0)
-    epoch = min((call.op.now for call in calls), default=None)  # the checker's explanation uses the same
+    # the checker's explanation uses the same epoch
+    epoch = min((now for call in calls if (now := plugin.clock_of(call.op)) is not None), default=None)
     race_calls = tuple(
         RaceCall(
             id=call.id,
             caller=call.caller,
-            op=describe_op(call.op, epoch=epoch),
+            op=plugin.describe_op(call.op, epoch=epoch),
             invoked_ms=round((call.invoked_at - origin) / 1e6, 3),
             returned_ms=None if call.completed_at is None else round((call.completed_at - origin) / 1e6, 3),
             outcome=answer_label(call.outcome),
@@ -311,6 +326,7 @@ def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
     lanes += [call.caller for call in calls if call.caller not in lanes]
     return RaceScenario(
         scenario=data["scenario"],
+        system=system,
         repeat=data["repeat"],
         ids_seed=data.get("idsSeed"),
         width=data["width"],

@@ -19,7 +19,8 @@ import attrs
 from .codec import decode, encode
 from .parallel import ParallelSection
 
-SCHEMA_VERSION = 2  # 1 was the gate's first, minimal evidence.json (suites and lock timeouts only)
+# 1 was the gate's first, minimal evidence.json (suites and lock timeouts only); 2 had one system's coverage.
+SCHEMA_VERSION = 3
 
 PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
 NOT_RUN = "not run"
@@ -132,7 +133,8 @@ class StatefulSummary:
 
 @attrs.frozen
 class CoverageRow:
-    """One row of `model.journal.TRANSITIONS` and how often the lockstep runs exercised it."""
+    """One row of a system's transition table (`model.journal.TRANSITIONS`, `model.lantern.TRANSITIONS`) and
+    how often the lockstep runs exercised it."""
 
     id: str
     operation: str
@@ -153,14 +155,27 @@ class CoverageRow:
 
 @attrs.frozen
 class Coverage:
+    """One system's transition coverage."""
+
     rows: tuple[CoverageRow, ...]
     files: int  # per-process coverage files merged
+    system: str = "journal"  # the plug-in's name (fencecheck.plugins)
 
     _json_derived: ClassVar = ("unexercised_reachable",)
 
     @property
     def unexercised_reachable(self) -> tuple[str, ...]:
         return tuple(row.id for row in self.rows if row.unexercised)
+
+
+@attrs.frozen
+class CoverageSection:
+    """Transition coverage of every system whose stateful machines ran, in plug-in order."""
+
+    systems: tuple[Coverage, ...]
+
+    def of(self, system: str) -> Coverage | None:
+        return next((c for c in self.systems if c.system == system), None)
 
 
 @attrs.frozen
@@ -213,6 +228,7 @@ class RaceScenario:
     lock_timeouts: int | None = None
     linearization: str = "none"
     history: tuple[RaceCall, ...] = ()
+    system: str = "journal"  # the plug-in whose implementation raced (fencecheck.plugins)
 
     _json_derived: ClassVar = ("run_id", "passed", "failing_call")
 
@@ -347,7 +363,6 @@ _SECTIONS = {
     "known_bad": "knownBad",
     "parallel": "parallel",
 }
-_ADDED_IN_SCHEMA_2 = {"parallel"}  # sections a schema-2 file written before they existed leaves out: not run
 
 
 @attrs.frozen
@@ -365,7 +380,7 @@ class Run:
     settings: Settings
     suites: tuple[SuiteResult, ...]
     stateful: StatefulSummary | None = None
-    coverage: Coverage | None = None
+    coverage: CoverageSection | None = None
     races: RaceSection | None = None
     lock_timeouts: LockTimeouts | None = None
     rules: RulesSummary | None = None
@@ -419,7 +434,7 @@ class Run:
             raise ValueError(f"evidence: schemaVersion {version!r} is not {SCHEMA_VERSION}")
         sections = {}
         for name, key in _SECTIONS.items():
-            raw = data.get(key, {"status": NOT_RUN} if name in _ADDED_IN_SCHEMA_2 else None)
+            raw = data.get(key)
             if not isinstance(raw, dict) or raw.get("status") not in (NOT_RUN, COLLECTED):
                 raise ValueError(f"evidence: {key} must be an object with status {NOT_RUN!r} or {COLLECTED!r}")
             if raw["status"] == COLLECTED:
@@ -442,7 +457,7 @@ class Run:
 
 _SECTION_TYPES = {
     "stateful": StatefulSummary,
-    "coverage": Coverage,
+    "coverage": CoverageSection,
     "races": RaceSection,
     "lock_timeouts": LockTimeouts,
     "rules": RulesSummary,
@@ -487,14 +502,15 @@ def judge(run: Run) -> Verdict:
         warnings += run.parallel.warnings()
     if run.rules is not None and not run.rules.boundary_holds:
         reasons.append(f"rules boundary does not hold ({len(run.rules.deviations)} deviating cases)")
-    if run.profile in THOROUGH_PROFILES:
-        if run.coverage is None:
-            reasons.append(f"profile {run.profile}: no transition coverage was collected")
-        elif run.coverage.unexercised_reachable:
-            missing = run.coverage.unexercised_reachable
-            reasons.append(f"profile {run.profile}: {len(missing)} reachable transitions unexercised")
-    elif run.coverage is not None and run.coverage.unexercised_reachable:
-        warnings.append(f"{len(run.coverage.unexercised_reachable)} reachable transitions unexercised")
+    thorough = run.profile in THOROUGH_PROFILES
+    if thorough and run.coverage is None:
+        reasons.append(f"profile {run.profile}: no transition coverage was collected")
+    for coverage in run.coverage.systems if run.coverage is not None else ():
+        missing = coverage.unexercised_reachable
+        if missing and thorough:
+            reasons.append(f"profile {run.profile}: {len(missing)} reachable {coverage.system} transitions unexercised")
+        elif missing:
+            warnings.append(f"{len(missing)} reachable {coverage.system} transitions unexercised")
     reasons += [f"unreadable artifact {error.path}" for error in run.artifact_errors]
     warnings += [f"suite {suite.name} not run" for suite in run.suites if suite.status == NOT_RUN]
     warnings += [f"no {key} artifacts (not run)" for name, key in _SECTIONS.items() if getattr(run, name) is None]

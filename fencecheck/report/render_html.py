@@ -17,6 +17,7 @@ from .model import (
     NOT_RUN,
     SCHEMA_VERSION,
     Coverage,
+    CoverageSection,
     KnownBadCatalogue,
     RaceScenario,
     RaceSection,
@@ -99,7 +100,7 @@ SCRIPT = Safe("""
   var cov = document.getElementById('only-unexercised');
   if (cov) {
     cov.addEventListener('change', function () {
-      toggleRows(cov, '#coverage-table tbody tr', '.unexercised');
+      toggleRows(cov, '.coverage-table tbody tr', '.unexercised');
     });
   }
   var failingOnly = document.getElementById('only-failing-races');
@@ -238,13 +239,21 @@ def _stateful_section(stateful: StatefulSummary | None) -> Safe:
     return _section("stateful", "Stateful machines", None, total, table)
 
 
-def _coverage_section(coverage: Coverage | None) -> Safe:
-    if coverage is None:
+def _coverage_section(section: CoverageSection | None) -> Safe:
+    if section is None:
         return _section("coverage", "Transition coverage", NOT_RUN)
+    controls = el("label", el("input", type="checkbox", id="only-unexercised"), " show only unexercised reachable",
+                  class_="controls")
+    return _section("coverage", "Transition coverage", None, controls,
+                    [_system_coverage(coverage) for coverage in section.systems])
+
+
+def _system_coverage(coverage: Coverage) -> list[Safe]:
     reachable = [r for r in coverage.rows if r.reachable]
     missing = coverage.unexercised_reachable
-    summary = el("p", f"{len(reachable) - len(missing)} of {len(reachable)} reachable transitions exercised "
-                      f"({len(coverage.rows)} rows in the model's table, {coverage.files} coverage files merged).",
+    summary = el("p", el("strong", coverage.system), ": ",
+                 f"{len(reachable) - len(missing)} of {len(reachable)} reachable transitions exercised "
+                 f"({len(coverage.rows)} rows in the model's table, {coverage.files} coverage files merged).",
                  " Unexercised: " if missing else None,
                  [el("code", m, " ") for m in missing])
     rows = []
@@ -254,11 +263,9 @@ def _coverage_section(coverage: Coverage | None) -> Safe:
                          "yes" if r.writes else "", "yes" if r.reachable else "no", r.count,
                          badge("unexercised") if r.unexercised else "", numeric=(7,),
                          class_=state, data_transition=r.id))
-    controls = el("label", el("input", type="checkbox", id="only-unexercised"), " show only unexercised reachable",
-                  class_="controls")
     table = _table(["transition", "op", "from", "condition", "outcome", "writes", "reachable", "count", ""], rows,
-                   numeric=(7,), id="coverage-table")
-    return _section("coverage", "Transition coverage", None, summary, controls, table)
+                   numeric=(7,), id=f"coverage-table-{coverage.system}", class_="coverage-table")
+    return [summary, table]
 
 
 def _race_summary_row(s: RaceScenario) -> Safe:

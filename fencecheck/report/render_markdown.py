@@ -88,12 +88,15 @@ def render_markdown(run: Run) -> str:
     if run.coverage is None:
         lines.append(f"**Transition coverage:** {NOT_RUN}")
     else:
-        reachable = sum(1 for r in run.coverage.rows if r.reachable)
-        missing = run.coverage.unexercised_reachable
-        text = f"**Transition coverage:** {reachable - len(missing)}/{reachable} reachable transitions exercised"
-        if missing:
-            text += "; unexercised: " + ", ".join(code(m) for m in _cut(missing))
-        lines.append(text)
+        parts = []
+        for coverage in run.coverage.systems:
+            reachable = sum(1 for r in coverage.rows if r.reachable)
+            missing = coverage.unexercised_reachable
+            part = f"{coverage.system} {reachable - len(missing)}/{reachable} reachable transitions exercised"
+            if missing:
+                part += " (unexercised: " + ", ".join(code(m) for m in _cut(missing)) + ")"
+            parts.append(part)
+        lines.append("**Transition coverage:** " + "; ".join(parts))
     lock = run.lock_timeouts
     count = NOT_RUN if lock is None else "unknown" if lock.count is None else lock.count
     lines.append(f"**Emulator lock timeouts:** {count}")

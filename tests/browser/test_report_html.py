@@ -14,6 +14,7 @@ import pytest
 
 from fencecheck.report import collect, write_reports
 from model.journal import TRANSITIONS
+from model.lantern import TRANSITIONS as LANTERN_TRANSITIONS
 from tests.browser.cdp import CHROMIUM, Browser
 from tests.unit.report_support import ILLEGAL_RUN, copy_fixture, passing_run
 
@@ -53,17 +54,18 @@ def test_failing_report_in_chromium(tmp_path, browser):
     assert verdict == "fencecheck: FAIL"
     assert "checker verdict illegal" in browser.evaluate("document.querySelector('#verdict ul').textContent")
 
-    rows = browser.evaluate(
-        "Array.from(document.querySelectorAll('#coverage-table tbody tr'), r => r.dataset.transition)"
-    )
-    assert rows == [row.id for row in TRANSITIONS]
+    for system, table in (("journal", TRANSITIONS), ("lantern", LANTERN_TRANSITIONS)):  # one table per system
+        rows = browser.evaluate(
+            f"Array.from(document.querySelectorAll('#coverage-table-{system} tbody tr'), r => r.dataset.transition)"
+        )
+        assert rows == [row.id for row in table]
     # The page's filter: only the unexercised reachable rows stay visible.
     browser.evaluate("document.getElementById('only-unexercised').click()")
     visible = browser.evaluate(
-        "Array.from(document.querySelectorAll('#coverage-table tbody tr'))"
+        "Array.from(document.querySelectorAll('.coverage-table tbody tr'))"
         ".filter(r => r.offsetParent !== null).map(r => r.dataset.transition)"
     )
-    assert visible == list(run.coverage.unexercised_reachable)
+    assert visible == list(run.coverage.of("journal").unexercised_reachable)  # the lantern's are all exercised
     browser.evaluate("document.getElementById('only-unexercised').click()")
 
     timelines = browser.evaluate("Array.from(document.querySelectorAll('svg.timeline'), s => s.dataset.run)")

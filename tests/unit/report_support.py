@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 from fencecheck.report import collect
-from fencecheck.report.model import Coverage, KnownBadCatalogue, RaceScenario, RaceSection, Run
+from fencecheck.report.model import CoverageSection, KnownBadCatalogue, RaceScenario, RaceSection, Run
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 ILLEGAL_RUN = "distinct_holder_first_acquire-1"
@@ -48,12 +48,15 @@ def passing_run(run: Run) -> Run:
     suites = tuple(attrs.evolve(s, status="passed", passed=s.tests, failed=0, failing=()) for s in run.suites)
     races = RaceSection(tuple(s for s in run.races.scenarios if s.verdict == "ok"))
     variants = tuple(v for v in run.known_bad.variants if v.status == "caught")
-    rows = tuple(attrs.evolve(r, count=max(r.count, 1)) if r.reachable else r for r in run.coverage.rows)
+    systems = tuple(
+        attrs.evolve(c, rows=tuple(attrs.evolve(r, count=max(r.count, 1)) if r.reachable else r for r in c.rows))
+        for c in run.coverage.systems
+    )
     return attrs.evolve(
         run,
         suites=suites,
         races=races,
         known_bad=KnownBadCatalogue(variants),
-        coverage=Coverage(rows, run.coverage.files),
+        coverage=CoverageSection(systems),
         counterexamples=tuple(c for c in run.counterexamples if c.kind != "race"),
     )

@@ -18,6 +18,7 @@ from fencecheck.report.model import (
     SCHEMA_VERSION,
     ArtifactError,
     Coverage,
+    CoverageSection,
     Environment,
     KnownBadCatalogue,
     KnownBadResult,
@@ -28,6 +29,7 @@ from fencecheck.report.model import (
 )
 from fencecheck.report.record import RUN_FORMAT
 from model.journal import TRANSITIONS
+from model.lantern import TRANSITIONS as LANTERN_TRANSITIONS
 from tests.unit.report_support import ILLEGAL_RUN, copy_fixture, fixture_run, illegal_race, passing_run
 
 # --- codec -------------------------------------------------------------------------------------------
@@ -151,9 +153,10 @@ def test_a_surviving_known_bad_variant_fails_timeouts_and_errors_warn(tmp_path):
 
 def test_unexercised_transitions_fail_only_a_thorough_profile(tmp_path):
     run = _clean(tmp_path)
-    rows = tuple(attrs.evolve(r, count=0) if r.id == "acquire.first" else r for r in run.coverage.rows)
-    gap = attrs.evolve(run, coverage=Coverage(rows, 1))
-    assert judge(gap).status == "pass" and "1 reachable transitions unexercised" in judge(gap).warnings
+    journal = run.coverage.of("journal")
+    rows = tuple(attrs.evolve(r, count=0) if r.id == "acquire.first" else r for r in journal.rows)
+    gap = attrs.evolve(run, coverage=CoverageSection((Coverage(rows, 1), run.coverage.of("lantern"))))
+    assert judge(gap).status == "pass" and "1 reachable journal transitions unexercised" in judge(gap).warnings
     thorough = attrs.evolve(gap, profile="thorough")
     assert judge(thorough).status == "fail"
     assert judge(attrs.evolve(thorough, coverage=None)).reasons == (
@@ -163,10 +166,13 @@ def test_unexercised_transitions_fail_only_a_thorough_profile(tmp_path):
 
 def test_unreachable_rows_never_count_as_unexercised(tmp_path):
     run = attrs.evolve(_clean(tmp_path), profile="thorough")
-    unreachable = [r for r in run.coverage.rows if not r.reachable]
-    assert unreachable and all(not r.unexercised for r in unreachable)
-    rows = tuple(attrs.evolve(r, count=0) if not r.reachable else r for r in run.coverage.rows)
-    assert judge(attrs.evolve(run, coverage=Coverage(rows, 1))).status == "pass"
+    systems = []
+    for coverage in run.coverage.systems:
+        unreachable = [r for r in coverage.rows if not r.reachable]
+        assert unreachable and all(not r.unexercised for r in unreachable)
+        rows = tuple(attrs.evolve(r, count=0) if not r.reachable else r for r in coverage.rows)
+        systems.append(attrs.evolve(coverage, rows=rows))
+    assert judge(attrs.evolve(run, coverage=CoverageSection(tuple(systems)))).status == "pass"
 
 
 def test_interrupted_or_nothing_run_is_incomplete(tmp_path):
@@ -191,8 +197,11 @@ def test_collect_reads_every_section_of_the_fixture(tmp_path):
     assert [s.name for s in run.suites] == ["unit", "rules", "emulator", "stateful", "races", "parallel"]
     assert [s.status for s in run.suites] == ["passed", "passed", "passed", "passed", "failed", NOT_RUN]
     assert run.suites[-2].failing == ("race_tests.test_races::test_race[distinct_holder_first_acquire-r1]",)
-    assert [r.id for r in run.coverage.rows] == [t.id for t in TRANSITIONS]
-    assert run.coverage.unexercised_reachable == (
+    assert [c.system for c in run.coverage.systems] == ["journal", "lantern"]
+    assert [r.id for r in run.coverage.of("lantern").rows] == [t.id for t in LANTERN_TRANSITIONS]
+    assert not run.coverage.of("lantern").unexercised_reachable
+    assert [r.id for r in run.coverage.of("journal").rows] == [t.id for t in TRANSITIONS]
+    assert run.coverage.of("journal").unexercised_reachable == (
         "acquire.first_clock_before_registration",
         "fail.clock_earlier.exact_retry",
     )

@@ -13,6 +13,7 @@ from fencecheck.report.html_builder import el, esc
 from fencecheck.report.model import Environment, RaceSection, Settings, SuiteResult
 from fencecheck.report.timeline import render_timeline
 from model.journal import TRANSITIONS
+from model.lantern import TRANSITIONS as LANTERN_TRANSITIONS
 from tests.unit.report_support import copy_fixture, fixture_run, illegal_race, passing_run
 
 HOSTILE = '<script>alert("op")</script>'
@@ -40,7 +41,7 @@ def _hostile(run: Run) -> Run:
 def test_json_rendering_round_trips(run):
     text = render_json(run)
     assert Run.from_json(json.loads(text)) == run
-    assert text.endswith("\n") and json.loads(text)["schemaVersion"] == 2
+    assert text.endswith("\n") and json.loads(text)["schemaVersion"] == 3
 
 
 # --- Markdown ----------------------------------------------------------------------------------------
@@ -56,7 +57,7 @@ def test_markdown_puts_the_verdict_on_the_first_line(run):
 
 def test_markdown_summarises_every_section(run):
     text = render_markdown(run)
-    for needle in ("**Stateful:**", "**Transition coverage:** 36/38", "**Emulator lock timeouts:** 74",
+    for needle in ("**Stateful:**", "**Transition coverage:** journal 36/38", "**Emulator lock timeouts:** 74",
                    "**Rules:** boundary holds", "1 survived", "**Races:** 5 runs",
                    "counterexamples/race-distinct_holder_first_acquire-"):
         assert needle in text, needle
@@ -108,10 +109,10 @@ def test_html_verdict_comes_first(run):
 
 def test_html_has_every_coverage_row(run):
     page = render_html(run)
-    for row in TRANSITIONS:
+    for row in (*TRANSITIONS, *LANTERN_TRANSITIONS):
         assert f'data-transition="{row.id}"' in page, row.id
     unexercised = re.findall(r'<tr class="unexercised" data-transition="([^"]+)"', page)
-    assert unexercised == list(run.coverage.unexercised_reachable)
+    assert unexercised == list(run.coverage.of("journal").unexercised_reachable)
 
 
 def test_html_highlights_the_failing_race_call(run):
