@@ -1,0 +1,129 @@
+"""The two plug-ins (fencecheck/plugins) keep the interface's promises, checked without an emulator:
+operations round-trip through their JSON, partitions restrict and merge states, the error of an
+implementation is told from anything else, and an unknown system or spec is a clear error."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from fencecheck.errors import SystemNotFoundError
+from fencecheck.history import Call, Definite, History, Indefinite, classifier
+from fencecheck.linearizability import check
+from fencecheck.plugins import SYSTEM_NAMES, plugin
+from fencecheck.plugins.journal import JOURNAL
+from fencecheck.plugins.lantern import LANTERN, PROJECT
+from model.journal import Acquire, CommandRef, Complete, Register
+from model.lantern import (
+    CreateVenue,
+    DeleteVenue,
+    Extinguish,
+    FaultKind,
+    InjectFault,
+    Light,
+    ReadActive,
+    ScheduledLight,
+)
+
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
+CMD = CommandRef("test", "firebase_uid", "uid-alice", "00000001-c0de-4000-8000-000000000000",
+                 "create_checkout_session", 1, '{"quantity":1}')
+OTHER = CommandRef("test", "firebase_uid", "uid-bob", "00000002-c0de-4000-8000-000000000000",
+                   "create_checkout_session", 1, '{"quantity":2}')
+HOLDER = "0000000a-1ea5-4000-a000-000000000000"
+LANTERN_OPS = (
+    CreateVenue("bar", "Bar", 52.52, 13.405, 150),
+    Light("u1", "l1", "bar", 52.52, 13.405, now=T0),
+    ScheduledLight("u2", "l2", "bar", T0, now=T0 + timedelta(seconds=1)),
+    ReadActive(now=T0 + timedelta(seconds=2)),
+    Extinguish("u1", "l1", now=T0 + timedelta(seconds=3)),
+    DeleteVenue("bar"),
+    InjectFault(FaultKind.COUNTER_DRIFT, "bar"),
+    InjectFault(FaultKind.STRANDED_GUARD, "u2", now=T0 + timedelta(seconds=4)),
+)
+
+
+def test_every_system_is_found_by_name_and_an_unknown_one_is_a_clear_error():
+    assert [plugin(name).name for name in SYSTEM_NAMES] == ["journal", "lantern"]
+    with pytest.raises(SystemNotFoundError, match="expected one of journal, lantern"):
+        plugin("ledger")
+
+
+@pytest.mark.parametrize("system, ops", [
+    (JOURNAL, [Register(CMD, T0), Acquire(OTHER, HOLDER, T0), Complete(CMD, HOLDER, 1, "f" * 64, T0, True)]),
+    (LANTERN, list(LANTERN_OPS)),
+], ids=["journal", "lantern"])
+def test_operations_round_trip_through_json(system, ops):
+    header, entries = system.ops_to_json(ops)
+    assert set(header) <= set(system.history_header_keys)
+    assert system.ops_from_json(header, entries) == ops
+
+
+def test_lantern_operation_json_rejects_unknown_types_and_keys():
+    _header, (entry,) = LANTERN.ops_to_json([LANTERN_OPS[1]])
+    with pytest.raises(ValueError, match="exactly the keys"):
+        LANTERN.ops_from_json({}, [{**entry, "extra": 1}])
+    with pytest.raises(ValueError, match="one of"):
+        LANTERN.ops_from_json({}, [{**entry, "type": "teleport"}])
+
+
+def test_partitions_restrict_and_merge():
+    state = JOURNAL.initial_state()
+    for op in (Register(CMD, T0), Register(OTHER, T0)):
+        state = JOURNAL.step(state, op)[0]
+    alone = JOURNAL.restrict(state, CMD.key_hash)
+    assert list(alone.keys()) == [CMD.key_hash]
+    assert JOURNAL.documents_of(alone, CMD.key_hash) == JOURNAL.documents_of(state, CMD.key_hash)
+    rebuilt = JOURNAL.merge(JOURNAL.restrict(state, OTHER.key_hash), alone, CMD.key_hash)
+    assert rebuilt == state
+    assert JOURNAL.partition_of(Register(CMD, T0)) == CMD.key_hash
+    lantern_state = LANTERN.step(LANTERN.initial_state(), LANTERN_OPS[0])[0]
+    assert LANTERN.partition_of(LANTERN_OPS[3]) == PROJECT
+    assert LANTERN.restrict(lantern_state, PROJECT) is lantern_state
+    assert set(LANTERN.documents_of(lantern_state, PROJECT)) == {"venues/bar"}
+    assert LANTERN.partition_of_path("venues/bar") == PROJECT and LANTERN.partition_of_path("strays/x") is None
+
+
+def test_only_calls_that_read_time_are_handed_a_clock_reading():
+    assert [LANTERN.clock_of(op) is not None for op in LANTERN_OPS] == [False, True, True, True, True, False,
+                                                                        False, False]
+    assert JOURNAL.clock_of(Register(CMD, T0)) == T0
+
+
+def test_the_implementations_error_is_told_from_anything_else():
+    journal_error = JOURNAL.reference.error_type("journal_unavailable")
+    classify = classifier(JOURNAL, JOURNAL.reference)
+    assert classify(journal_error) == Indefinite("journal_unavailable")
+    assert classify(JOURNAL.reference.error_type("lease_rejected")) == Definite("lease_rejected")
+    assert classify(TimeoutError()) == Indefinite("transport:TimeoutError")
+    lantern_classify = classifier(LANTERN, LANTERN.reference)
+    assert lantern_classify(LANTERN.reference.error("lantern_unavailable")) == Indefinite("lantern_unavailable")
+    assert lantern_classify(LANTERN.reference.error("venue_not_found")) == Definite("venue_not_found")
+    assert lantern_classify(journal_error) == Indefinite("transport:CommandJournalError")  # not the lantern's
+
+
+def test_implementations_resolve_by_spec():
+    assert LANTERN.resolve("") is LANTERN.reference and LANTERN.resolve("reference.lantern") is LANTERN.reference
+    with pytest.raises(SystemNotFoundError, match="known_bad.lantern:<variant>"):
+        LANTERN.resolve("reference.journal")
+    with pytest.raises(SystemNotFoundError, match="no known-bad lantern variant"):
+        LANTERN.resolve("known_bad.lantern:no-such-variant")
+
+
+def test_a_lantern_history_round_trips_and_is_judged_with_its_own_model():
+    venue, light, extinguish = LANTERN_OPS[0], LANTERN_OPS[1], LANTERN_OPS[4]
+    setup = LANTERN.step(LANTERN.initial_state(), venue)[0]
+    lit = LANTERN.step(setup, light)[1].output
+    calls = (
+        Call(0, "a", light, 0, 10, Definite(lit)),
+        Call(1, "b", extinguish, 20, 30, Definite({"outcome": "extinguished", "lanternId": "l1"})),
+        Call(2, "c", extinguish, 21, 31, Definite({"outcome": "extinguished", "lanternId": "l1"})),  # twice: illegal
+    )
+    history = History(calls, system="lantern")
+    again = History.from_json(history.to_json())
+    assert again == history and again.to_json()["system"] == "lantern"
+    assert check(History(calls[:2], system="lantern"), plugin=LANTERN, initial_state=setup).ok
+    verdict = check(history, plugin=LANTERN, initial_state=setup)
+    assert verdict.status == "illegal"
+    assert "project project is not linearizable" in verdict.explain()
