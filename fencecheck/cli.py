@@ -45,31 +45,35 @@ SUITES = (
 )
 
 
-# Under --known-bad the catalogue is left out: it runs every variant on purpose, and it is not what is asked.
+# Under --known-bad the catalogues are left out: they run every variant on purpose, and that is not what is asked.
 KNOWN_BAD_CATALOGUES = {
-    "stateful": "stateful_tests/test_known_bad.py",
-    "parallel": "parallel_tests/test_parallel_known_bad.py",
+    "stateful": ("stateful_tests/test_known_bad.py", "stateful_tests/test_lantern_machine_known_bad.py"),
+    "races": ("race_tests/test_lantern_race_known_bad.py",),
+    "parallel": ("parallel_tests/test_parallel_known_bad.py",),
 }
+# Each system's catalogue of known-bad variants: the module and the attributes listing its variants.
+KNOWN_BAD_PACKAGES = {"journal": ("VARIANTS", "CONCURRENT_VARIANTS"), "lantern": ("VARIANTS",)}
 TAKES_THE_SYSTEM = ("stateful", "races", "parallel")  # the other suites test the reference (and the harness) directly
 
 
-def known_bad_names() -> list[str]:
-    catalogue = import_module("known_bad.journal", "the known-bad catalogue")
-    return [v.name for v in (*catalogue.VARIANTS, *getattr(catalogue, "CONCURRENT_VARIANTS", ()))]
+def known_bad_names(system: str = "journal") -> list[str]:
+    catalogue = import_module(f"known_bad.{system}", f"the {system}'s known-bad catalogue")
+    return [v.name for attribute in KNOWN_BAD_PACKAGES[system] for v in getattr(catalogue, attribute, ())]
 
 
 def known_bad_system(name: str) -> str:
-    """`known_bad.journal:<name>` for a variant of the catalogue; a usage error listing the names otherwise."""
-    names = known_bad_names()
-    if name not in names:
-        raise UsageError(f"unknown known-bad variant {name!r}: expected one of {', '.join(names)} "
-                         "(known_bad/journal/)")
-    return import_module("known_bad.journal", "the known-bad catalogue").SYSTEM_SPEC.format(name=name)
+    """`known_bad.<system>:<name>` for a variant of a catalogue; a usage error listing the names otherwise."""
+    for system in KNOWN_BAD_PACKAGES:
+        if name in known_bad_names(system):
+            return import_module(f"known_bad.{system}", "the known-bad catalogue").SYSTEM_SPEC.format(name=name)
+    every = "; ".join(f"{system} (known_bad/{system}/): {', '.join(known_bad_names(system))}"
+                      for system in KNOWN_BAD_PACKAGES)
+    raise UsageError(f"unknown known-bad variant {name!r}: expected one of {every}")
 
 
 def suite_args(suite: Suite, system: str | None) -> tuple[str, ...]:
     if system is not None and suite.name in KNOWN_BAD_CATALOGUES:
-        return (*suite.args, f"--ignore={KNOWN_BAD_CATALOGUES[suite.name]}")
+        return (*suite.args, *(f"--ignore={path}" for path in KNOWN_BAD_CATALOGUES[suite.name]))
     return suite.args
 
 
@@ -139,19 +143,10 @@ def gate(args: argparse.Namespace) -> int:
               f"from the reference", flush=True)
     run = report.collect(artifacts, suites=[s.name for s in SUITES], record=record)
     paths = report.write_reports(run, artifacts)
-    _add_failures(paths, found, system)
     print(f"verdict: {run.verdict.status}  ({', '.join(str(p) for p in paths)})", flush=True)
     if interrupted:
         return 130
     return 0 if run.verdict.status == PASS else 1
-
-
-def _add_failures(paths: list[Path], found: list[failures.Failure], system: str | None) -> None:
-    """evidence.md gets a "What failed" section (failing property, counterexample, replay command); see
-    fencecheck/failures.py for why it is added here rather than by the report's renderer."""
-    for path in paths:
-        if path.name == "evidence.md":
-            failures.add_to_markdown(path, failures.markdown_section(found, system))
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -161,8 +156,6 @@ def report_command(args: argparse.Namespace) -> int:
     run = report.collect(artifacts, suites=[s.name for s in SUITES])
     output = Path(args.output) if args.output else artifacts
     paths = report.write_reports(run, output, artifacts=artifacts)
-    failing = [s.name for s in run.suites if s.failing]  # the report's view: stale JUnit files are left out
-    _add_failures(paths, failures.collect(artifacts, failing), failures.load_system(artifacts))
     print(f"verdict: {run.verdict.status}  ({', '.join(str(p) for p in paths)})", flush=True)
     return 0 if run.verdict.status == PASS else 1
 
@@ -227,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
                              help="run only this suite (repeatable)")
     gate_parser.add_argument("--known-bad", metavar="NAME",
                              help="run the stateful and race suites against this known-bad variant instead of the "
-                             "reference (known_bad/journal/variants.py); they should fail")
+                             "reference (known_bad/journal/, known_bad/lantern/); they should fail")
     gate_parser.set_defaults(handler=gate)
     report_parser = commands.add_parser(
         "report",

@@ -1,4 +1,5 @@
-"""What failed in a gate run, said where people look: the gate's terminal output and evidence.md.
+"""What failed in a gate run, said where people look: the gate's terminal output and the evidence report
+(evidence.json's `failedTests` and `systemUnderTest`, evidence.md's and evidence.html's "What failed").
 
 For each failing test: the property it broke (the first lines of its failure message: a lockstep mismatch's
 step, the transition the model expected and the answer it got; a race's scenario and verdict) and the
@@ -6,8 +7,8 @@ counterexample files its failure text names, each with the `fencecheck replay` c
 
 Everything comes from the suites' JUnit XML (`<artifacts>/junit/<suite>.xml`, the tests' own failure text),
 because that is the one artifact every suite writes into the gate's `--artifacts` directory; so
-`fencecheck report` can add the same section again when it re-renders evidence.md. The system the suites ran
-against (`gate --known-bad`) is only known to the gate: it keeps it in `<artifacts>/failures.json`.
+`fencecheck report` finds the same failures again when it re-renders. The system the suites ran against
+(`gate --known-bad`) is only known to the gate: it keeps it in `<artifacts>/failures.json`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import json
 import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
+
+import attrs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 JUNIT_DIR = "junit"
@@ -32,15 +35,20 @@ _QUALIFIED = re.compile(r"^(?:[A-Za-z_]\w*\.)+([A-Z]\w*:)")  # a module-qualifie
 _CONTEXT = ("model state after the step", "program:", "assert ", "Failing test case", "Falsifying example")
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Failure:
+    """One failing test of the run (a record of the evidence report: `failedTests[]`)."""
+
     suite: str
     test: str  # classname::name, as the JUnit file has it
     summary: tuple[str, ...]  # the failing property
     counterexamples: tuple[str, ...]  # relative to the project root when inside it
 
-    def replay_commands(self) -> list[str]:
-        return [replay_command(path) for path in self.counterexamples]
+    _json_derived: ClassVar = ("replay_commands",)
+
+    @property
+    def replay_commands(self) -> tuple[str, ...]:
+        return tuple(replay_command(path) for path in self.counterexamples)
 
 
 def replay_command(path: str) -> str:
@@ -124,7 +132,7 @@ def collect(artifacts: Path, suites: Iterable[str], root: Path = PROJECT_ROOT) -
 
 def save_sidecar(artifacts: Path, system: str | None, failures: Sequence[Failure]) -> Path:
     path = artifacts / SIDECAR
-    data = {"format": SIDECAR_FORMAT, "system": system, "failures": [asdict(f) for f in failures]}
+    data = {"format": SIDECAR_FORMAT, "system": system, "failures": [attrs.asdict(f) for f in failures]}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -147,7 +155,7 @@ def terminal_lines(failures: Sequence[Failure], system: str | None = None) -> li
     for failure in failures:
         lines.append(f"FAILED [{failure.suite}] {failure.test}")
         lines += [f"  property: {failure.summary[0]}", *(f"            {line}" for line in failure.summary[1:])]
-        for path, command in zip(failure.counterexamples, failure.replay_commands(), strict=True):
+        for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True):
             lines += [f"  counterexample: {path}", f"  replay: {command}"]
         if not failure.counterexamples:
             lines.append("  counterexample: none written (see the suite's output above)")
@@ -161,7 +169,7 @@ def _md(text: str) -> str:
 
 
 def markdown_section(failures: Sequence[Failure], system: str | None = None) -> str:
-    """The "What failed" section of evidence.md (empty when nothing failed and the system is the reference)."""
+    """evidence.md's "What failed" section (empty when nothing failed and the system is the reference)."""
     if not failures and not system:
         return ""
     lines = ["**What failed:**" if failures else "**What failed:** nothing"]
@@ -170,20 +178,8 @@ def markdown_section(failures: Sequence[Failure], system: str | None = None) -> 
     for failure in failures[:MAX_SHOWN]:
         lines.append(f"- {failure.suite}: {_md(failure.test)}")
         lines.append("  - property: " + " / ".join(_md(line) for line in failure.summary))
-        for path, command in zip(failure.counterexamples, failure.replay_commands(), strict=True):
+        for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True):
             lines.append(f"  - counterexample {_md(path)}, replay: {_md(command)}")
     if len(failures) > MAX_SHOWN:
         lines.append(f"- … and {len(failures) - MAX_SHOWN} more (see the JUnit files)")
     return "\n".join(lines) + "\n"
-
-
-def add_to_markdown(path: Path, section: str) -> None:
-    """Insert `section` into a rendered evidence.md, before its footer line (or at the end)."""
-    if not section:
-        return
-    lines = path.read_text(encoding="utf-8").splitlines()
-    footer = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith("<sub>")), len(lines))
-    if footer > 0 and lines[footer - 1] == "":
-        footer -= 1
-    lines[footer:footer] = ["", *section.rstrip("\n").splitlines()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from fencecheck import coverage as transition_coverage
+from fencecheck import failures as gate_failures
 from fencecheck.history import History
 from fencecheck.junit import SuiteCounts, parse_junit
 from fencecheck.linearizability import check
@@ -162,6 +163,9 @@ def collect(
         rules=rules,
         known_bad=known_bad,
         parallel=parallel,
+        # the suites' own failure texts; stale JUnit files were already left out of suite_results
+        failed_tests=tuple(gate_failures.collect(artifacts, [s.name for s in suite_results if s.failing])),
+        system_under_test=gate_failures.load_system(artifacts),
         counterexamples=_counterexamples(artifacts, stateful, races, known_bad, parallel),
         artifact_errors=tuple(c.errors),
         notes=tuple(notes),

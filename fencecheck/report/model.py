@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import attrs
 
+from fencecheck.failures import Failure
+
 from .codec import decode, encode
 from .parallel import ParallelSection
 
@@ -389,6 +391,8 @@ class Run:
     artifact_errors: tuple[ArtifactError, ...] = ()
     notes: tuple[str, ...] = ()  # what the collector wants a reader to know (ignored stale files, ...)
     parallel: ParallelSection | None = None  # parallel_tests (fencecheck/report/parallel.py)
+    failed_tests: tuple[Failure, ...] = ()  # every failing test of the suites, from their JUnit files
+    system_under_test: str | None = None  # None: the references; `known_bad.<system>:<variant>` under --known-bad
 
     @property
     def verdict(self) -> Verdict:
@@ -420,6 +424,8 @@ class Run:
         for name, key in _SECTIONS.items():
             section = getattr(self, name)
             out[key] = {"status": NOT_RUN} if section is None else {"status": COLLECTED, **encode(section)}
+        out["failedTests"] = encode(self.failed_tests)
+        out["systemUnderTest"] = self.system_under_test
         out["counterexamples"] = encode(self.counterexamples)
         out["artifactErrors"] = encode(self.artifact_errors)
         out["notes"] = list(self.notes)
@@ -451,6 +457,8 @@ class Run:
             counterexamples=decode(tuple[Counterexample, ...], data.get("counterexamples", []), "$.counterexamples"),
             artifact_errors=decode(tuple[ArtifactError, ...], data.get("artifactErrors", []), "$.artifactErrors"),
             notes=decode(tuple[str, ...], data.get("notes", []), "$.notes"),
+            failed_tests=decode(tuple[Failure, ...], data.get("failedTests", []), "$.failedTests"),
+            system_under_test=decode(str | None, data.get("systemUnderTest"), "$.systemUnderTest"),
             **sections,
         )
 

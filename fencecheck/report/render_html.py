@@ -173,8 +173,8 @@ def _header(run: Run) -> Safe:
 
 
 def _nav() -> Safe:
-    links = [("suites", "Suites"), ("races", "Races"), ("parallel", "Parallel"), ("coverage", "Coverage"),
-             ("known-bad", "Known-bad"),
+    links = [("suites", "Suites"), ("what-failed", "What failed"), ("races", "Races"), ("parallel", "Parallel"),
+             ("coverage", "Coverage"), ("known-bad", "Known-bad"),
              ("rules", "Rules"), ("stateful", "Stateful"), ("counterexamples", "Counterexamples"), ("run", "Run"),
              ("notes", "Notes")]
     return el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in links])
@@ -368,6 +368,22 @@ def _rules_section(rules: RulesSummary | None) -> Safe:
     return _section("rules", "Rules matrix", None, summary, _table(["identity", "target", *operations], rows))
 
 
+def _failures_section(run: Run) -> Safe:
+    """What failed: each failing test's property, its counterexamples and the command that replays each."""
+    system = run.system_under_test
+    intro = el("p", "System under test: ", el("code", system), " (not the reference: fencecheck gate --known-bad).") \
+        if system else None
+    if not run.failed_tests:
+        return _section("what-failed", "What failed", None, intro, el("p", "Nothing.", class_="muted"))
+    items = []
+    for failure in run.failed_tests:
+        replays = [el("li", "counterexample ", el("code", path), ", replay: ", el("code", command))
+                   for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True)]
+        items.append(el("li", f"{failure.suite}: ", el("code", failure.test),
+                        el("pre", "\n".join(failure.summary)), el("ul", replays) if replays else None))
+    return _section("what-failed", "What failed", None, intro, el("ul", items, class_="failures"))
+
+
 def _counterexamples_section(run: Run, link_base: Path | None, artifacts: Path | None) -> Safe:
     if not run.counterexamples:
         return _section("counterexamples", "Counterexamples", None, el("p", "None saved.", class_="muted"))
@@ -417,6 +433,7 @@ def render_html(run: Run, *, link_base: Path | None = None, artifacts: Path | No
             "main",
             # What a reviewer decides on first; the run's metadata after the evidence.
             _suites_section(run),
+            _failures_section(run),
             _races_section(run.races, run),
             parallel_html(run.parallel),
             _coverage_section(run.coverage),

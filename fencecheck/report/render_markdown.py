@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from fencecheck.failures import markdown_section
+
 from .model import NOT_RUN, RaceScenario, Run
 from .parallel import parallel_markdown
 
@@ -122,6 +124,9 @@ def render_markdown(run: Run) -> str:
         scenarios = run.races.scenarios
         verdicts = ", ".join(f"{n} {v}" for v, n in Counter(s.verdict for s in scenarios).items())
         lines += ["", f"**Races:** {len(scenarios)} runs ({verdicts})", "", *_race_rows(scenarios)]
+    what_failed = markdown_section(run.failed_tests, run.system_under_test)
+    if what_failed:
+        lines += ["", *what_failed.rstrip("\n").splitlines()]
     if run.counterexamples:
         lines += ["", "**Counterexamples:**",
                   *[f"- {c.kind} {cell(c.source)}: {code(c.path)}" for c in run.counterexamples[:MAX_ITEMS]]]

@@ -135,9 +135,12 @@ def test_stale_state_does_not_block_a_start(state_dir, capsys):
 
 def test_running_but_not_answering_is_exit_1(state_dir, capsys):
     token = "feedfacecafe"
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True,
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"],
+                               start_new_session=True, stdout=subprocess.PIPE, text=True,
                                env={**os.environ, emulator_service.ENV_TOKEN: token})
     try:
+        # Until the child runs its own code, /proc may still show it mid-exec (no environment, so no token).
+        assert sleeper.stdout.readline() == "up\n"
         state = emulator_service.State(sleeper.pid, "127.0.0.1:9", 9, "/nowhere.log", token, "2026-01-01", "x")
         emulator_service._save_state(state_dir, state)
         code, _out, err = _run(capsys, "status")

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from fencecheck import failures
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.lockstep import REFERENCE
+from fencecheck.report import Run
+from fencecheck.report.render_html import render_html
+from fencecheck.report.render_markdown import render_markdown
 from fencecheck.systems import ENV_SYSTEM, configured_system, describe_system, resolve_system
+from tests.unit.report_support import fixture_run
 
 ROOT = Path("/work/project")
 
@@ -45,9 +50,9 @@ def test_race_failure_names_scenario_verdict_and_the_saved_history():
         "command key f7e962fa is not linearizable.",
     )
     assert race.counterexamples == ("counterexamples/race-preseeded_next_audit-98597bd041.json",)
-    assert race.replay_commands() == [
-        ".venv/bin/python -m fencecheck replay counterexamples/race-preseeded_next_audit-98597bd041.json"
-    ]
+    assert race.replay_commands == (
+        ".venv/bin/python -m fencecheck replay counterexamples/race-preseeded_next_audit-98597bd041.json",
+    )
     assert error.summary == ('failed on setup with "Failed: EmulatorStartError: no emulator"',)
     assert error.counterexamples == ()
 
@@ -68,26 +73,28 @@ def test_paths_outside_the_project_stay_absolute_and_duplicates_go():
                                                          "counterexamples/M-2.py")
 
 
-def test_markdown_section_goes_before_the_footer(tmp_path):
-    found = failures.from_junit(RACE_JUNIT, "races", ROOT)
+def test_the_report_carries_the_section_before_its_footer(tmp_path):
+    found = tuple(failures.from_junit(RACE_JUNIT, "races", ROOT))
     section = failures.markdown_section(found, "known_bad.journal:x")
     assert section.startswith("**What failed:**\n- system under test: `known_bad.journal:x`")
     replay = "`.venv/bin/python -m fencecheck replay counterexamples/race-preseeded_next_audit-98597bd041.json`"
     assert replay in section
-    path = tmp_path / "evidence.md"
-    path.write_text("**fencecheck: FAIL**\n\nbody\n\n<sub>footer</sub>\n")
-    failures.add_to_markdown(path, section)
-    lines = path.read_text().splitlines()
-    assert lines[:4] == ["**fencecheck: FAIL**", "", "body", ""]
-    assert lines[4] == "**What failed:**" and lines[-2:] == ["", "<sub>footer</sub>"]
+    run = attrs.evolve(fixture_run(tmp_path), failed_tests=found, system_under_test="known_bad.journal:x")
+    lines = render_markdown(run).splitlines()
+    start = lines.index("**What failed:**")
+    assert lines[start + 1 : start + 2] == ["- system under test: `known_bad.journal:x` (not the reference: "
+                                            "`fencecheck gate --known-bad`)"]
+    assert start < next(i for i, line in enumerate(lines) if line.startswith("<sub>"))
+    assert Run.from_json(run.to_json()) == run  # evidence.json keeps them: failedTests, systemUnderTest
+    page = render_html(run)
+    assert 'id="what-failed"' in page and "race-preseeded_next_audit-98597bd041.json" in page
 
 
 def test_nothing_failed_against_the_reference_adds_nothing(tmp_path):
-    path = tmp_path / "evidence.md"
-    path.write_text("x\n")
-    failures.add_to_markdown(path, failures.markdown_section([], None))
-    assert path.read_text() == "x\n"
+    assert failures.markdown_section([], None) == ""
     assert failures.markdown_section([], "known_bad.journal:x").startswith("**What failed:** nothing")
+    run = attrs.evolve(fixture_run(tmp_path), failed_tests=(), system_under_test=None)
+    assert "What failed" not in render_markdown(run)
 
 
 def test_markdown_escapes_html_and_backticks():
