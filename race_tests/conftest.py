@@ -8,6 +8,11 @@
 the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Every
 run is saved as `artifacts/races/<scenario>-<repeat>.json`; a failed verdict also saves the history as
 `counterexamples/race-<scenario>-<shortid>.json` (re-check it with `fencecheck.race.recheck(path)`).
+
+The lantern's races (test_lantern_races.py, through `fencecheck.contest`) take the same option and save
+`artifacts/races/lantern_<scenario>-<repeat>.json` and `counterexamples/race-lantern_<scenario>-<shortid>.json`
+(re-check with `fencecheck.contest.recheck(path)`). Each system's results are evidence about its reference:
+they are cleared and written only when the run uses that reference (`reference_run(system=...)`).
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from fencecheck.contest import qualified_name
 from fencecheck.errors import FencecheckError
 from fencecheck.lockstep import ReferenceAPI
-from fencecheck.systems import ENV_SYSTEM, configured_system, reference_run
+from fencecheck.plugins.lantern import LANTERN, LanternSystem
+from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, configured_system, reference_run
+from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
@@ -61,22 +69,34 @@ def counterexamples_dir(config: pytest.Config) -> Path:
 _RESULT_FILE = re.compile(r"^(?P<scenario>[a-z0-9_]+)-(?P<repeat>\d+)\.json$")
 
 
+def _result_scenarios() -> set[str]:
+    """The scenario names of the result files this run may write: the journal's of a run against the journal's
+    reference, the lantern's (`lantern_<scenario>`) of a run against the lantern's."""
+    names: set[str] = set()
+    if reference_run():
+        names |= set(BY_NAME)
+    if reference_run(system=LANTERN.name):
+        names |= {qualified_name(LANTERN, name) for name in LANTERN_BY_NAME}
+    return names
+
+
 def pytest_configure(config: pytest.Config) -> None:
     race_repeat(config)  # a bad value is a usage error before anything runs
     try:
-        configured_system()  # so is a $FENCECHECK_SYSTEM that names nothing importable
+        check_configured()  # so is a $FENCECHECK_SYSTEM that names nothing importable, of either system
     except FencecheckError as error:
         raise pytest.UsageError(f"{ENV_SYSTEM}: {error}") from None
-    # Per-run results are about the reference: a run against another system neither clears nor writes them.
-    if hasattr(config, "workerinput") or not reference_run():
+    if hasattr(config, "workerinput"):
         return
     # The controller (or a plain run) forgets earlier runs' per-run results, so the directory describes
-    # this run only. benchmark.json (written by benchmarks/races.py) is left alone.
+    # this run only. Per-run results are about a reference: a run against another implementation of a system
+    # neither clears nor writes that system's. benchmark.json (written by benchmarks/races.py) is left alone.
+    ours = _result_scenarios()
     directory = artifacts_dir(config)
-    if directory.is_dir():
+    if ours and directory.is_dir():
         for path in directory.iterdir():
             match = _RESULT_FILE.match(path.name)
-            if match and match["scenario"] in BY_NAME:
+            if match and match["scenario"] in ours:
                 path.unlink(missing_ok=True)
 
 
@@ -87,7 +107,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"race suite: {len(BY_NAME)} scenarios x {race_repeat(config)} repetition(s)"
+    return (f"race suite: {len(BY_NAME)} journal and {len(LANTERN_BY_NAME)} lantern scenarios x "
+            f"{race_repeat(config)} repetition(s)")
 
 
 @pytest.fixture(scope="session")
@@ -95,3 +116,10 @@ def system() -> ReferenceAPI:
     """The journal under test: the reference, or the system $FENCECHECK_SYSTEM names (`fencecheck gate
     --known-bad NAME` sets it to `known_bad.journal:NAME`)."""
     return configured_system()
+
+
+@pytest.fixture(scope="session")
+def lantern_system() -> LanternSystem:
+    """The lantern under test: the reference, or the lantern implementation $FENCECHECK_SYSTEM names
+    (`known_bad.lantern:<variant>`)."""
+    return configured_implementation(LANTERN)

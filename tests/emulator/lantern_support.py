@@ -8,15 +8,14 @@
   zero-argument call of a system, as the caller sees it (`.to_json()` or the error code).
 - `stored_documents`, `typed`, `make_stored`: the four collections as stored, compared with exact types.
 - `RecordingClient`: a client proxy recording every transaction commit that carries writes (`SentCommit`).
-- `race`: operations in threads released together by one barrier; a `RaceOutcome` with the answers and the
-  problems seen (racers that hung or raised, commits that break `write_set_violations`), never an assertion.
+- `race`: operations in threads released together by one barrier (`fencecheck.contest.race_callers`, the race
+  suite's contest runner, one call per racer); a `RaceOutcome` with the answers and the problems seen (racers
+  that hung or raised, commits that break `write_set_violations`), never an assertion.
 - Scenario constants: the clock origin `T0`, `US`, `H2` (the lantern TTL), venues and positions.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,6 +24,7 @@ from typing import Any
 import attrs
 from google.cloud.firestore_v1.transaction import Transaction
 
+from fencecheck.contest import Racer, RacerRecord, race_callers
 from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN, LanternSystem
 from known_bad.lantern import variant
 from model.lantern import (
@@ -181,34 +181,42 @@ def race(
     system: LanternSystem = REFERENCE_LANTERN,
     timeout: float = 300,
 ) -> RaceOutcome:
-    """Run the operations through `system` in threads released together by one barrier.
+    """Run the operations through `system` in threads released together by one barrier (the contest runner's
+    `fencecheck.contest.race_callers`, without whole-call retries: each racer calls once). `logs[i]`, when
+    given, is the attempt log of operation i (a test may watch it while the race runs).
 
     Problems (reported, never asserted): a racer still running after `timeout` seconds, a racer that raised
     anything but the system's error, and every commit sent during the race (applied or not) whose written
     paths break `write_set_violations`."""
-    barrier = threading.Barrier(len(ops))
-    answers: list[Answer | None] = [None] * len(ops)
-    crashed: list[str] = []
-    attempt_logs = list(logs) if logs is not None else [None] * len(ops)
     sent_before = len(db.commits)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            answers[index] = call(db, ops[index], attempt_logs[index], system=system)
-        except BaseException as error:  # noqa: BLE001 - reported as a problem of the race
-            crashed.append(f"racer {index + 1} raised {type(error).__name__}: {error}")
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(ops))]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + timeout
-    for thread in threads:
-        thread.join(timeout=max(0.0, deadline - time.monotonic()))
-    hung = [f"racer {i + 1} never returned (after {timeout:g} s)" for i, t in enumerate(threads) if t.is_alive()]
+    racers = [Racer(f"racer {i + 1}", op) for i, op in enumerate(ops)]
+    given = list(logs) if logs is not None else [None] * len(ops)
+    records, _history, hung = race_callers(
+        LANTERN,
+        system,
+        db,
+        racers,
+        max_retries=0,
+        new_log=lambda index, _attempt: given[index] if given[index] is not None else AttemptLog(),
+        join_timeout=timeout,
+        label="race",
+    )
+    crashed = [f"{r.racer.name} raised {call.unexpected}" for r in records for call in r.calls if call.unexpected]
     write_set = [
         f"{problem} ({'applied' if commit.applied else 'not applied'}: {sorted(commit.paths)})"
         for commit in db.commits[sent_before:]
         for problem in write_set_violations(commit.paths)
     ]
-    return RaceOutcome(tuple(answers), tuple(hung + crashed), tuple(write_set))
+    return RaceOutcome(
+        tuple(_answer(record) for record in records),
+        tuple([f"{name} never returned (after {timeout:g} s)" for name in hung] + crashed),
+        tuple(write_set),
+    )
+
+
+def _answer(record: RacerRecord) -> Answer | None:
+    """What the racer saw: the output or error code; None when it raised something else or never returned."""
+    outcome = record.final
+    if outcome.definite:
+        return outcome.observed
+    return outcome.reason if outcome.reason == LANTERN.unavailable_code else None

@@ -1,0 +1,61 @@
+"""The lantern seed's concurrent scenarios (race_tests/lantern_scenarios.py) through the contest runner
+(fencecheck/contest.py): each judged by the linearizability checker against the final stored documents, by
+INV-1..INV-5 on those documents, and by the scenario's own promise.
+
+The implementation is the lantern reference, or the lantern implementation $FENCECHECK_SYSTEM names. Results
+of reference runs are saved as artifacts/races/lantern_<scenario>-<repeat>.json; a failed verdict saves the
+history as counterexamples/race-lantern_<scenario>-<shortid>.json. Wall time is measured and saved, never
+asserted here (the 24-light scenario's promise is about attempts, not seconds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fencecheck.contest import execute_contest
+from fencecheck.plugins.lantern import LANTERN
+from fencecheck.systems import reference_run
+from race_tests.conftest import artifacts_dir, counterexamples_dir
+from race_tests.lantern_scenarios import SCENARIOS, LanternScenario, structural_problems
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_lantern_race(
+    scenario: LanternScenario,
+    race_repeat: int,
+    emulator: Any,
+    project_id: str,
+    firestore_db: Any,
+    lantern_system: Any,
+    request: pytest.FixtureRequest,
+    record_property: Any,
+) -> None:
+    result, _run = execute_contest(
+        firestore_db,
+        scenario.contest(),
+        plugin=LANTERN,
+        implementation=lantern_system,
+        structural=structural_problems,
+        promise=scenario.promise,
+        repeat=race_repeat,
+        artifacts_dir=artifacts_dir(request.config) if reference_run(system=LANTERN.name) else None,
+        counterexamples_dir=counterexamples_dir(request.config),
+        emulator=emulator,
+        project_id=project_id,
+    )
+    for key in ("race_seconds", "total_seconds", "checker_ms", "checker_steps", "attempts", "aborts", "outcomes"):
+        record_property(key, str(getattr(result, key)))
+    where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
+    failures = []
+    if result.verdict == "unknown":  # an undecided history is not a pass
+        failures.append(f"the checker could not decide within its budget ({where}):\n{result.explanation}")
+    elif result.verdict != "ok":
+        failures.append(f"the history is not linearizable ({where}):\n{result.explanation}")
+    if result.problems:
+        failures.append("invariants or harness checks broken:\n" + "\n".join(result.problems))
+    if result.promise_problems:
+        failures.append(f"the seed's promise ({scenario.promise_text}) is broken:\n"
+                        + "\n".join(result.promise_problems))
+    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)
