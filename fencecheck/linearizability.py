@@ -25,12 +25,15 @@ Extensions:
   not is equivalent to leaving it out, which is always allowed.
 - *Read-only commutation* (`commute_read_only=True`): when a definite call can be placed now, its answer
   matches and it leaves the state unchanged, it is placed at once and no alternative is explored at that
-  node. Only for plug-ins that declare `read_only_commutes`. Sound when the model has this property: a
-  call that matches read-only in a state S also leaves
+  node. Only for operations the plug-in declares `commutes_when_read_only`. Sound when the model has this
+  property for them: a call that matches read-only in a state S also leaves
   every state reachable from S unchanged wherever it matches there. The journal model has it (fences only
   grow and terminal states are absorbing, so the answers that write — registered_new, a granted lease with
   a new fence, the first terminal answer — can never be read-only answers after S); the tests check it on
-  random states. This turns n-way `lease_busy` contention from exponential into linear.
+  random states. This turns n-way `lease_busy` contention from exponential into linear. The lantern's
+  calls have it except a read of the active lanterns (an error answer never writes; a success writes, or
+  is the retry of a light whose lantern exists and stays; a read that retires nothing now can retire, with
+  the same answer, a lantern lit earlier in time by a call placed before it).
 - *Final documents*: the stored documents act as a last read, after every other call. A complete
   linearization only counts when `documents_of` of its final state equals them exactly (types included:
   `True` is not `1`; a Firestore timestamp equals the same instant as a `datetime`). The search goes on
@@ -173,12 +176,13 @@ def _search(
     step: StepFn,
     budget: int,
     final_ok: Callable[[Any], bool],
-    commute_read_only: bool,
+    commutes: list[bool],
 ) -> _Search:
     """Search a linearization of `calls` (sorted by invocation) from `initial`; pure and deterministic."""
     n = len(calls)
     ops = [c.op for c in calls]
     definite = [c.outcome.definite for c in calls]
+    any_commutes = any(commutes)
     observed = [c.outcome.observed if c.outcome.definite else None for c in calls]
     bits = [1 << i for i in range(n)]
 
@@ -257,12 +261,12 @@ def _search(
             if remaining == 0 and final_ok(state):
                 return _Search(OK, tuple(stack_call), state, steps)
             entry = nxt[head]
-            if commute_read_only:
+            if any_commutes:
                 greedy = -1
                 e = entry
                 while not stops[e]:
                     i = call_of[e]
-                    if definite[i]:
+                    if definite[i] and commutes[i]:
                         steps += 1
                         if steps > budget:
                             return _Search(UNKNOWN, best_order, best_state, budget)
@@ -337,14 +341,13 @@ def check(
     hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
     placement attempts per partition. `step` (default: the plug-in's) may be replaced by a broken model;
     `documents_of(state)` (default: the plug-in's documents of the partition) likewise. `commute_read_only`
-    (default: `plugin.read_only_commutes`) relies on the model property stated in the module docstring, which
-    holds for the four journal calls (histories never hold `InjectFault`); pass False for a step function
-    without it.
+    (default: for each call, `plugin.commutes_when_read_only(op)`) relies on the model property stated in the
+    module docstring, which holds for the four journal calls (histories never hold `InjectFault`); pass False
+    for a step function without it.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
     step = plugin.step if step is None else step
-    commute_read_only = plugin.read_only_commutes if commute_read_only is None else commute_read_only
     initial = plugin.initial_state() if initial_state is None else initial_state
     if final_documents is None:
         final_documents = history.final_documents or {}
@@ -383,7 +386,11 @@ def check(
                     verdict = seen[state] = normalize_documents(docs_of(state)) == wanted
                 return verdict
 
-        found = _search(calls, start, step, budget, final_ok, commute_read_only)
+        if commute_read_only is None:
+            commutes = [plugin.commutes_when_read_only(call.op) for call in calls]
+        else:
+            commutes = [commute_read_only] * len(calls)
+        found = _search(calls, start, step, budget, final_ok, commutes)
         order = tuple(calls[i] for i in found.order)
         if found.status == OK:
             placed = set(found.order)

@@ -110,9 +110,10 @@ class SystemPlugin:
     # (model result, observed) -> the implementation answered what the model predicts (the lockstep's test;
     # the checker uses the result's own `matches`)
     answer_matches: Callable[[Any, Observed], bool] = lambda result, observed: result.matches(observed)
-    # Whether the checker may place a definite read-only call greedily (see fencecheck.linearizability): sound
-    # only when a call that matches read-only in a state also does so wherever it matches in every later state.
-    read_only_commutes: bool = False
+    # Whether the checker may place a definite read-only call of this operation greedily (see
+    # fencecheck.linearizability): sound only when a call that matches read-only in a state also leaves every
+    # later state unchanged wherever it matches there.
+    commutes_when_read_only: Callable[[Any], bool] = lambda _op: False
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
 
     @property

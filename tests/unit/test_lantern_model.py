@@ -78,6 +78,17 @@ def check_step(state: LanternState, op, faulted: list[bool]) -> LanternState:
     # The transition row exists and agrees with the result.
     assert result.transition in TRANSITION_IDS
     row = TRANSITIONS_BY_ID[result.transition]
+
+    # What the checker's greedy placement relies on (LANTERN.commutes_when_read_only): an error answer leaves the
+    # state itself unchanged; a success other than a read of the active lanterns writes, or is the idempotent
+    # retry of a light whose lantern exists (lanterns are never deleted: in every later state the same call
+    # answers lit only as that retry).
+    if not isinstance(op, InjectFault):
+        if result.code is not None:
+            assert new_state is state and not result.wrote
+        elif not isinstance(op, ReadActive) and not result.wrote:
+            assert result.transition.endswith(".retry") and state.lantern(op.lantern_id) is not None
+            assert new_state is state
     assert row.operation == operation_name(op)
     assert row.outcome == (result.outcome or result.code)
     assert row.writes == result.wrote
