@@ -281,11 +281,9 @@ def _races(c: _Collector, notes: list[str]) -> RaceSection | None:
 def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
     if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
         raise ValueError(f"not a {RESULT_FORMAT} file")
-    system = data.get("system", "journal")
+    history = History.from_json(data["history"])  # it names its system's plug-in (no name: the journal)
+    system = history.system
     plugin = plugin_named(system)
-    history = History.from_json(data["history"])
-    if history.system != system:
-        raise ValueError(f"the history is the {history.system}'s, the run says {system}")
     if system == "journal":
         setup = setup_from_json(data["setup"])
     else:

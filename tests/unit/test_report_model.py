@@ -10,6 +10,8 @@ import attrs
 import pytest
 
 from fencecheck import cli, hypothesis_profiles
+from fencecheck.contest import contest_result, save_result, simulate_contest
+from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report import GateRecord, Run, collect, judge
 from fencecheck.report.artifacts import write_known_bad_result, write_stateful_summary
 from fencecheck.report.codec import camel, decode, encode
@@ -30,6 +32,7 @@ from fencecheck.report.model import (
 from fencecheck.report.record import RUN_FORMAT
 from model.journal import TRANSITIONS
 from model.lantern import TRANSITIONS as LANTERN_TRANSITIONS
+from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
 from tests.unit.report_support import ILLEGAL_RUN, copy_fixture, fixture_run, illegal_race, passing_run
 
 # --- codec -------------------------------------------------------------------------------------------
@@ -364,3 +367,20 @@ def test_report_command_exit_codes(tmp_path):
     )
     assert cli.main(["report", str(tmp_path)]) == 0
     assert Path(tmp_path / "evidence.md").read_text().startswith("**fencecheck: PASS**")
+
+
+def test_race_runs_of_both_systems_are_collected_and_rechecked(tmp_path):
+    """A journal run whose implementation is recorded as null (the reference) and a lantern contest's run: the
+    saved history says which plug-in judges it again."""
+    artifacts = copy_fixture(tmp_path)
+    journal_file = artifacts / "races" / "complete_versus_fail-0.json"
+    data = json.loads(journal_file.read_text())
+    journal_file.write_text(json.dumps({**data, "system": None}))
+    lantern_run = simulate_contest(LANTERN_SCENARIOS["double_extinguish"].contest(), plugin=LANTERN)
+    save_result(contest_result(lantern_run), lantern_run, artifacts / "races")
+    run = collect(artifacts)
+    assert not run.artifact_errors
+    lantern = next(s for s in run.races.scenarios if s.system == "lantern")
+    assert (lantern.scenario, lantern.verdict, lantern.linearization) == ("lantern_double_extinguish", "ok", "found")
+    assert all(call.order is not None for call in lantern.history)
+    assert {s.system for s in run.races.scenarios} == {"journal", "lantern"}
