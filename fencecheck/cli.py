@@ -169,6 +169,13 @@ def replay_command(args: argparse.Namespace) -> int:
     # Everything that can be wrong with the file is found before an emulator starts.
     saved = replay.load_race(path) if kind == "race" else None
     program = replay.load_parallel(path) if kind == "parallel" else None
+    if kind == "contest":
+        replay.load_contest(path)  # what is wrong with the file is said before an emulator starts
+        with emulator_from_environment(log_dir=Path("artifacts") / "emulator") as emulator:
+            outcome = replay.replay_saved_contest(path, emulator)
+        for line in outcome.lines:
+            print(line, flush=True)
+        return 1 if outcome.still_fails else 0
     if program is not None:
         system = resolve_system(None if program.system == "reference" else program.system)
     else:

@@ -1,5 +1,8 @@
 """`fencecheck replay PATH`: run a saved counterexample again and say whether it still fails.
 
+- A contest of another system (the lantern's races, `race-lantern_<scenario>-<id>.json`): see
+  fencecheck/replay_contest.py.
+
 - A lockstep program, `counterexamples/<Machine>-<id>.py` (fencecheck.counterexamples), is a pytest module:
   it runs in a pytest subprocess against the emulator and still fails when its test fails. The system it
   names (`known_bad.journal:<variant>`, a module) is imported first, so a missing one is a clear error
@@ -48,6 +51,7 @@ from fencecheck.race import (
     run_problems,
     setup_from_json,
 )
+from fencecheck.replay_contest import is_contest, load_contest, replay_contest
 from fencecheck.systems import describe_system
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -77,17 +81,20 @@ def kind_of(path: Path) -> str:
     kind = KINDS.get(path.suffix.lower())
     if kind is None:
         raise CounterexampleError(f"{path}: unknown kind of file ({path.suffix or 'no suffix'}). {EXPECTED}")
-    if kind == "race" and _json_format(path) == PARALLEL_FORMAT:
-        return "parallel"
+    if kind == "race":
+        data = _json(path)
+        if isinstance(data, dict) and data.get("format") == PARALLEL_FORMAT:
+            return "parallel"
+        if is_contest(data):
+            return "contest"
     return kind
 
 
-def _json_format(path: Path) -> object:
+def _json(path: Path) -> object:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None  # load_race says what is wrong with it
-    return data.get("format") if isinstance(data, dict) else None
 
 
 def _cut(text: str, limit: int = MAX_EXPLANATION_LINES, indent: str = "  ") -> list[str]:
@@ -283,6 +290,11 @@ def plan_from_saved(saved: SavedRace) -> tuple[RacePlan, str]:
 
 def _verdict_lines(verdict: Any) -> list[str]:
     return [] if verdict.ok else _cut(verdict.explain())
+
+
+def replay_saved_contest(path: Path, emulator: Any) -> Outcome:
+    still, lines = replay_contest(load_contest(path), emulator, _verdict_lines)
+    return Outcome(still, lines)
 
 
 def recheck_saved(saved: SavedRace) -> list[str]:

@@ -1,5 +1,6 @@
 """`fencecheck replay` on the shared test emulator: a lockstep program and a race, each against the known-bad
-system it names (still fails, exit 1) and against the reference (no longer fails, exit 0)."""
+system it names (still fails, exit 1) and against the reference (no longer fails, exit 0); a lantern contest
+likewise."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from typing import Any
 
 import pytest
 
+from fencecheck.contest import execute_contest
 from fencecheck.counterexamples import write_counterexample
+from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import execute
 from known_bad.journal import system, variant
+from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
 from race_tests.scenarios import BY_NAME
 
 pytestmark = pytest.mark.emulator
@@ -76,3 +80,42 @@ def test_race_no_longer_fails_against_the_reference(emulator, illegal_race, tmp_
     assert "saved history, re-checked by the pure checker: illegal" in done.stdout  # the saved one still is
     assert "with the same setup and calls: ok" in done.stdout
     assert done.stdout.splitlines()[-1].startswith("no longer fails")
+
+
+# --- the lantern's contests (fencecheck/replay_contest.py) -------------------------------------------------
+
+
+def _lantern_run(firestore_db: Any, directory: Path, implementation: Any) -> tuple[Any, Any]:
+    scenario = LANTERN_SCENARIOS["double_extinguish"]
+    return execute_contest(firestore_db, scenario.contest(), plugin=LANTERN, implementation=implementation,
+                           artifacts_dir=directory, counterexamples_dir=directory)
+
+
+def test_a_lantern_contest_result_replays_clean_against_the_reference(emulator, firestore_db, tmp_path):
+    result, run = _lantern_run(firestore_db, tmp_path, None)
+    assert run.verdict.ok, run.verdict.explain()
+    done = replay(tmp_path / f"{result.scenario}-0.json", emulator.host)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lantern contest lantern_double_extinguish" in done.stdout and "against reference.lantern" in done.stdout
+    assert "saved history, re-checked by the pure checker: ok" in done.stdout
+    assert done.stdout.rstrip().endswith("no longer fails (this run's interleaving was linearizable)")
+
+
+def test_a_lantern_counterexample_names_and_replays_its_variant(emulator, firestore_db, tmp_path):
+    spec = "known_bad.lantern:finding_5_read_then_write_extinguish"
+    result, run = _lantern_run(firestore_db, tmp_path, LANTERN.resolve(spec))
+    assert run.verdict.status == "illegal" and result.counterexample, run.verdict.explain()
+    assert json.loads(Path(result.counterexample).read_text())["implementation"] == spec
+    done = replay(Path(result.counterexample), emulator.host)
+    assert f"against {spec}" in done.stdout, done.stdout + done.stderr
+    assert "saved history, re-checked by the pure checker: illegal" in done.stdout
+    # A race is not deterministic: the new run decides the exit code, and the last line says which.
+    final = "still fails" if done.returncode == 1 else "no longer fails (this run's interleaving was linearizable)"
+    assert done.returncode in (0, 1) and done.stdout.rstrip().endswith(final)
+
+
+def test_a_malformed_contest_is_a_usage_error_before_any_emulator(tmp_path):
+    path = tmp_path / "race-lantern_x-0.json"
+    path.write_text(json.dumps({"format": "fencecheck.contest-counterexample/1", "history": {"system": "lantern"}}))
+    done = replay(path, "127.0.0.1:9")  # nothing listens there: it must not get that far
+    assert done.returncode == 2 and "malformed saved contest" in done.stderr
