@@ -66,7 +66,7 @@ def races(emulator, api, repeat: int, token: str, counter: list[int]) -> dict[st
 
 
 def stateful(emulator, v, api, profile: str, token: str, counter: list[int]) -> dict:
-    from stateful_tests.journal_machine import run_machine
+    from stateful_tests.machine_runner import run_machine
     from stateful_tests.test_known_bad import machine_for
 
     counter[0] += 1

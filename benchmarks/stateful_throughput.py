@@ -43,7 +43,8 @@ from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 
 import reference  # noqa: E402
 from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
-from stateful_tests.journal_machine import JournalMachine, run_machine  # noqa: E402
+from stateful_tests.journal_machine import JournalMachine  # noqa: E402
+from stateful_tests.machine_runner import run_machine  # noqa: E402
 
 TARGET_RATIO = 0.6
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

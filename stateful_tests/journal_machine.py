@@ -4,7 +4,8 @@ applies it to the pure model and to the reference on the Firestore emulator thro
 Each Hypothesis example runs on an emptied project; ids come from draws, so a program replays exactly.
 The trusted clock is the machine's `clock`; operations read it, or (`reading`) a reading 1 us before the
 time stored for their key, a second earlier, or a whole lease earlier.
-Failures are written to `counterexamples/` as standalone pytest files (see `run_machine`).
+Failures are written to `counterexamples/` as standalone pytest files (see `run_machine`, in
+stateful_tests/machine_runner.py).
 
 Collected by `stateful_tests/conftest.py` (the file name does not match `test_*.py`).
 
@@ -19,17 +20,12 @@ Another implementation runs in the same harness by swapping the reference functi
 
 from __future__ import annotations
 
-import time
-from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
-import pytest
 from hypothesis import event, note
 from hypothesis import strategies as st
-from hypothesis.control import current_build_context
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
@@ -39,13 +35,12 @@ from hypothesis.stateful import (
     multiple,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
 from fencecheck import coverage, hypothesis_profiles
-from fencecheck.counterexamples import replay_command, write_counterexample
-from fencecheck.lockstep import REFERENCE, Lockstep, ReferenceAPI
-from fencecheck.report.artifacts import write_stateful_summary
+from fencecheck.lockstep import Lockstep, ReferenceAPI
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins.journal import JOURNAL
 from fencecheck.systems import configured_system
 from model.journal import (
     MAX_REVISION,
@@ -61,12 +56,11 @@ from model.journal import (
     fault_applies,
     owner_fingerprint_of,
 )
+from stateful_tests.machine_runner import BoundToEmulator, is_final_run
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 US = timedelta(microseconds=1)
 LEASE = timedelta(seconds=60)
-COUNTEREXAMPLES = Path(__file__).resolve().parent.parent / "counterexamples"  # repo root, gitignored
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 
 # --- draws ----------------------------------------------------------------------------------------
 
@@ -133,6 +127,7 @@ class JournalMachine(RuleBasedStateMachine):
     emulator: ClassVar[Any] = None
     project_id: ClassVar[str | None] = None
     db: ClassVar[Any] = None
+    plugin: ClassVar[SystemPlugin] = JOURNAL
     # The reference unless $FENCECHECK_SYSTEM names another (`fencecheck gate --known-bad`); a subclass may swap it.
     system: ClassVar[ReferenceAPI] = configured_system()
     # Programs of this test run: the last one, and those Hypothesis replayed as final (shrunk) examples.
@@ -153,7 +148,8 @@ class JournalMachine(RuleBasedStateMachine):
         if self.db is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
-        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"])
+        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"],
+                                 overlap_readback=True)
         type(self).examples_run += 1
         self.clock = T0
         self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault
@@ -444,7 +440,7 @@ class JournalMachine(RuleBasedStateMachine):
     def teardown(self):
         try:
             type(self).last_program = list(self.lockstep.ops)
-            if _is_final_run():
+            if is_final_run():
                 type(self).final_programs.append(list(self.lockstep.ops))
                 note(describe_state(self.lockstep.state, epoch=T0))
             if type(self).run_counts is not None:
@@ -453,78 +449,17 @@ class JournalMachine(RuleBasedStateMachine):
                 # Steps read back only their own key: a write anywhere else in the project (another key, a
                 # top-level document) is caught here at the latest, before the project is emptied. Skipped
                 # after a mismatch, which is the example's failure already.
-                self.lockstep.check_project()
+                self.lockstep.check_project()  # first raises what the last step's background read-back found
         finally:
+            self.lockstep.discard_readback()  # when the example failed before that: not to read the emptied project
             self.emulator.reset(self.project_id)
 
 
-def _is_final_run() -> bool:
-    try:
-        return bool(current_build_context().is_final)
-    except Exception:
-        return False
+# --- running it (run_machine: stateful_tests/machine_runner.py) ------------------------------------
 
 
-# --- running it -----------------------------------------------------------------------------------
-
-
-def run_machine(machine: type[JournalMachine], *, settings, emulator, project_id, db) -> None:
-    """Run `machine` under Hypothesis; on failure write the shrunk program to counterexamples/ (then
-    re-raise); under a full-coverage profile, fail when a reachable transition never fired."""
-    machine.emulator, machine.project_id, machine.db = emulator, project_id, db
-    machine.last_program, machine.final_programs, machine.run_counts = [], [], Counter()
-    machine.examples_run = 0
-    started = time.monotonic()
-    failures: list[dict[str, str | None]] = []
-    try:
-        run_state_machine_as_test(machine, settings=settings)
-    except Exception as error:
-        failures.append({"message": f"{type(error).__name__}: {str(error)[:2000]}", "counterexample": None})
-        programs = machine.final_programs or [machine.last_program]
-        paths = [
-            write_counterexample(
-                COUNTEREXAMPLES,
-                program,
-                machine=machine.__name__,
-                failure=f"{type(error).__name__}: {error}",
-                system_module=None if machine.system is REFERENCE else machine.system.module,
-            )
-            for program in programs
-            if program
-        ]
-        if paths:
-            failures[-1]["counterexample"] = str(paths[-1])
-            error.add_note("counterexample written; replay it with: " + " ; ".join(map(replay_command, paths)))
-        raise
-    finally:
-        machine.emulator = machine.project_id = machine.db = None
-        if machine.system is REFERENCE:  # evidence for the report; known-bad runs write their own
-            write_stateful_summary(
-                ARTIFACTS,
-                machine=machine.__name__,
-                profile=hypothesis_profiles.selected_name(),
-                examples=machine.examples_run,
-                steps=sum(machine.run_counts.values()),
-                seconds=round(time.monotonic() - started, 2),
-                failures=failures,
-            )
-    if hypothesis_profiles.requires_full_coverage():
-        missing = coverage.unexercised(machine.run_counts)
-        assert not missing, f"reachable transitions never exercised by {machine.__name__}: {missing}"
-
-
-class TestJournalLockstep(JournalMachine.TestCase):
+class TestJournalLockstep(BoundToEmulator, JournalMachine.TestCase):
     """`JournalMachine.TestCase` with the selected profile's settings, bound to an emulator project."""
 
     settings = hypothesis_profiles.machine_settings()
     machine = JournalMachine
-
-    @pytest.fixture(autouse=True)
-    def _bind(self, emulator, project_id, firestore_db):
-        self._env = (emulator, project_id, firestore_db)
-
-    def runTest(self):
-        emulator, project_id, db = self._env
-        run_machine(self.machine, settings=self.settings, emulator=emulator, project_id=project_id, db=db)
-
-    runTest.is_hypothesis_test = True

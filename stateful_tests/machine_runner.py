@@ -1,0 +1,110 @@
+"""Running a lockstep state machine of any system: Hypothesis, the counterexample file, the evidence.
+
+A machine class (`JournalMachine`, `LanternMachine`) names its system's plug-in (`plugin`) and the
+implementation it drives (`system`); it records the programs it ran (`last_program`, `final_programs`), the
+transitions they fired (`run_counts`) and how many examples it started (`examples_run`). `run_machine` binds
+it to an emulator project, runs it, and
+
+- on failure writes each shrunk program to `counterexamples/<Machine>-<id>.py` (fencecheck.counterexamples),
+  naming the implementation when it is not the reference (a system other than the journal always names it),
+  and adds the replay command to the error;
+- for a run against the reference, writes `artifacts/stateful/<Machine>.json` (the report's stateful section);
+- under a full-coverage profile (`thorough`), fails when a reachable row of the system's transition table
+  never fired.
+
+Not collected (the name does not match test_*.py and stateful_tests/conftest.py does not list it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis.control import current_build_context
+from hypothesis.stateful import run_state_machine_as_test
+
+from fencecheck import coverage, hypothesis_profiles
+from fencecheck.counterexamples import replay_command, write_counterexample
+from fencecheck.report.artifacts import write_stateful_summary
+
+ROOT = Path(__file__).resolve().parent.parent
+COUNTEREXAMPLES = ROOT / "counterexamples"  # repo root, gitignored
+ARTIFACTS = ROOT / "artifacts"
+
+
+def is_final_run() -> bool:
+    """True while Hypothesis replays the final (shrunk) example of a failing test."""
+    try:
+        return bool(current_build_context().is_final)
+    except Exception:
+        return False
+
+
+def run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
+    """Run `machine` under Hypothesis; on failure write the shrunk program to counterexamples/ (then
+    re-raise); under a full-coverage profile, fail when a reachable transition never fired."""
+    plugin = machine.plugin
+    machine.emulator, machine.project_id, machine.db = emulator, project_id, db
+    machine.last_program, machine.final_programs, machine.run_counts = [], [], Counter()
+    machine.examples_run = 0
+    on_reference = machine.system is plugin.reference
+    started = time.monotonic()
+    failures: list[dict[str, str | None]] = []
+    try:
+        run_state_machine_as_test(machine, settings=settings)
+    except Exception as error:
+        failures.append({"message": f"{type(error).__name__}: {str(error)[:2000]}", "counterexample": None})
+        programs = machine.final_programs or [machine.last_program]
+        paths = [
+            write_counterexample(
+                COUNTEREXAMPLES,
+                program,
+                machine=machine.__name__,
+                failure=f"{type(error).__name__}: {error}",
+                system_module=None if on_reference else plugin.spec_of(machine.system),
+                plugin=plugin,
+            )
+            for program in programs
+            if program
+        ]
+        if paths:
+            failures[-1]["counterexample"] = str(paths[-1])
+            error.add_note("counterexample written; replay it with: " + " ; ".join(map(replay_command, paths)))
+        raise
+    finally:
+        machine.emulator = machine.project_id = machine.db = None
+        if on_reference:  # evidence for the report; known-bad runs write their own
+            write_stateful_summary(
+                ARTIFACTS,
+                machine=machine.__name__,
+                profile=hypothesis_profiles.selected_name(),
+                examples=machine.examples_run,
+                steps=sum(machine.run_counts.values()),
+                seconds=round(time.monotonic() - started, 2),
+                failures=failures,
+            )
+    if hypothesis_profiles.requires_full_coverage():
+        missing = coverage.unexercised(machine.run_counts, plugin.name)
+        assert not missing, f"reachable transitions never exercised by {machine.__name__}: {missing}"
+
+
+class BoundToEmulator:
+    """First base of a machine's TestCase (`class TestX(BoundToEmulator, XMachine.TestCase)`, with `machine` and
+    `settings` set): pytest binds it to an emulator project, and it runs through `run_machine`."""
+
+    machine: Any
+    settings: Any
+
+    @pytest.fixture(autouse=True)
+    def _bind(self, emulator, project_id, firestore_db):
+        self._env = (emulator, project_id, firestore_db)
+
+    def runTest(self):
+        emulator, project_id, db = self._env
+        run_machine(self.machine, settings=self.settings, emulator=emulator, project_id=project_id, db=db)
+
+    runTest.is_hypothesis_test = True
+
