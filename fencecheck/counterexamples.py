@@ -6,24 +6,42 @@ renders a whole program as a test module that replays it with `fencecheck.lockst
 `firestore_db` fixture; `write_counterexample(...)` stores it as `counterexamples/<machine>-<shortid>.py`
 (the short id is a digest of the program, so the same program always lands in the same file).
 
-The system replayed is the reference unless `system_module` names another: an importable module with the
-four journal functions (`ReferenceAPI.from_module(...)`), or `"package.module:name"` for a named system that
-the module builds with `system(name)` (the known-bad catalogue: `"known_bad.journal:<variant>"`).
+Programs of any system (`plugin=`, a `fencecheck.plugin.SystemPlugin`; default the journal) are written; the
+operations are imported from `model.<system>`.
+
+The journal's files keep the form they always had: the system replayed is the reference unless
+`system_module` names another, an importable module with the four journal functions
+(`ReferenceAPI.from_module(...)`), or `"package.module:name"` for a named system that the module builds with
+`system(name)` (the known-bad catalogue: `"known_bad.journal:<variant>"`); its command refs are spelled once,
+as constants `C1`, `C2`, ...
+
+Every other system's file always names its implementation, resolved by the plug-in from its spec (None: the
+plug-in's reference), so a known-bad variant's program replays against the variant:
+
+    SYSTEM = LANTERN.resolve('known_bad.lantern:finding_13_blind_decrement_deleted_venue')
+
+    def test_replay(firestore_db):
+        replay(firestore_db, OPS, plugin=LANTERN, system=SYSTEM)
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
+import math
 import textwrap
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
-from model.journal import CommandRef, InjectFault, Operation, describe_op
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins.journal import JOURNAL
+from model.journal import CommandRef
+
+Operation = Any  # an operation of the plug-in's model
 
 _WIDTH = 110
 
@@ -62,6 +80,10 @@ def to_source(value: Any, names: dict[Any, str] | None = None, *, indent: int | 
         return f"{name}(\n{args}{' ' * indent})"
     if value is None or isinstance(value, bool | int | str):
         return repr(value)
+    if isinstance(value, float):  # the lantern's coordinates and radii; repr round-trips a finite float
+        if not math.isfinite(value):
+            raise ValueError(f"only finite floats can be rendered, got {value!r}")
+        return repr(value)
     raise TypeError(f"cannot render {type(value).__name__} as source")
 
 
@@ -80,25 +102,67 @@ def _commands(ops: Iterable[Operation]) -> list[CommandRef]:
     return list(seen)
 
 
-def _imports(ops: Sequence[Operation], system_module: str | None) -> list[str]:
-    """Exactly the imports the generated module uses (it must pass `ruff check` as it stands)."""
-    model = {"CommandRef", *(type(op).__name__ for op in ops)}
-    if any(isinstance(op, InjectFault) for op in ops):
-        model.add("FaultKind")
-    lines = ["from datetime import UTC, datetime", ""] if any(hasattr(op, "now") for op in ops) else []
-    named = system_module is not None and ":" in system_module
-    lockstep = "ReferenceAPI, replay" if system_module and not named else "replay"
-    model_names = ", ".join(sorted(model))
-    imports = [f"from fencecheck.lockstep import {lockstep}", f"from model.journal import {model_names}"]
-    if named:
-        imports.append(f"from {system_module.partition(':')[0]} import system")
-    return [*lines, *sorted(imports)]
+def _holds_datetime(value: Any) -> bool:
+    if isinstance(value, datetime):
+        return True
+    return attrs.has(type(value)) and any(_holds_datetime(getattr(value, f.name)) for f in attrs.fields(type(value)))
 
 
-def _system_line(system_module: str) -> str:
+def _model_imports(ops: Sequence[Operation], plugin: SystemPlugin) -> list[str]:
+    """The standard-library line and the model's import: exactly the names the operations use."""
+    model = {type(op).__name__ for op in ops}
+    if plugin is JOURNAL:
+        model.add("CommandRef")  # the hoisted constants
+    if any(isinstance(value, enum.Enum) for op in ops for value in attrs.astuple(op, recurse=False)):
+        model.add("FaultKind")  # both models' only enum
+    lines = ["from datetime import UTC, datetime", ""] if any(_holds_datetime(op) for op in ops) else []
+    return [*lines, f"from model.{plugin.name} import {', '.join(sorted(model))}"]
+
+
+class _SystemSpelling(NamedTuple):
+    """How a file names the system it replays: its imports, the SYSTEM line (None: the journal's reference,
+    left unnamed as it always was), the replay call."""
+
+    imports: list[str]
+    line: str | None
+    call: str
+
+
+def _journal_system(system_module: str | None) -> _SystemSpelling:
+    if system_module is None:
+        return _SystemSpelling(["from fencecheck.lockstep import replay"], None, "replay(firestore_db, OPS)")
+    call = "replay(firestore_db, OPS, system=SYSTEM)"
     if ":" in system_module:
-        return f"SYSTEM = system({system_module.partition(':')[2]!r})"
-    return f"SYSTEM = ReferenceAPI.from_module({system_module!r})"
+        module, _, name = system_module.partition(":")
+        return _SystemSpelling(["from fencecheck.lockstep import replay", f"from {module} import system"],
+                               f"SYSTEM = system({name!r})", call)
+    return _SystemSpelling(["from fencecheck.lockstep import ReferenceAPI, replay"],
+                           f"SYSTEM = ReferenceAPI.from_module({system_module!r})", call)
+
+
+def plugin_constant(plugin: SystemPlugin) -> tuple[str, str]:
+    """(module, name) of the plug-in object a generated file imports: `fencecheck.plugins.<name>.<NAME>`."""
+    return f"fencecheck.plugins.{plugin.name}", plugin.name.upper()
+
+
+def _plugin_system(plugin: SystemPlugin, system_module: str | None) -> _SystemSpelling:
+    spec = system_module if system_module is not None else plugin.spec_of(plugin.reference)
+    module, constant = plugin_constant(plugin)
+    return _SystemSpelling(
+        ["from fencecheck.lockstep import replay", f"from {module} import {constant}"],
+        f"SYSTEM = {constant}.resolve({spec!r})",
+        f"replay(firestore_db, OPS, plugin={constant}, system=SYSTEM)",
+    )
+
+
+def _system_spelling(plugin: SystemPlugin, system_module: str | None) -> _SystemSpelling:
+    return _journal_system(system_module) if plugin is JOURNAL else _plugin_system(plugin, system_module)
+
+
+def _imports(ops: Sequence[Operation], plugin: SystemPlugin, system: _SystemSpelling) -> list[str]:
+    """Exactly the imports the generated module uses (it must pass `ruff check` as it stands)."""
+    model = _model_imports(ops, plugin)
+    return [*model[:-1], *sorted([*system.imports, model[-1]])]
 
 
 def _comment(text: str, limit: int = 60) -> list[str]:
@@ -115,11 +179,14 @@ def program_source(
     failure: str = "",
     system_module: str | None = None,
     replay_command: str = "",
+    plugin: SystemPlugin = JOURNAL,
 ) -> str:
     """A pytest module replaying `ops` on the emulator (via the `firestore_db` fixture)."""
-    commands = _commands(ops)
+    # The journal's command refs are long and repeated: each is spelled once, as a constant C1, C2, ...
+    commands = _commands(ops) if plugin is JOURNAL else []
     names = {command: f"C{i}" for i, command in enumerate(commands, 1)}
-    epoch = next((op.now for op in ops if hasattr(op, "now")), None)
+    epoch = next((now for op in ops if (now := plugin.clock_of(op)) is not None), None)
+    system = _system_spelling(plugin, system_module)
     lines = [
         f'"""Counterexample found by the {machine} lockstep state machine (shrunk by Hypothesis).',
         "",
@@ -129,23 +196,22 @@ def program_source(
         '"""',
         "",
         "# Program (times relative to the first operation):",
-        *(f"#   {i}. {describe_op(op, epoch=epoch)}" for i, op in enumerate(ops, 1)),
+        *(f"#   {i}. {plugin.describe_op(op, epoch=epoch)}" for i, op in enumerate(ops, 1)),
         "#",
         "# Failure when it was found:",
         *_comment(failure),
         "",
-        *_imports(ops, system_module),
+        *_imports(ops, plugin, system),
         "",
     ]
-    lines += [f"{names[command]} = {to_source(command, indent=0)}" for command in commands]
-    lines += ["", "OPS = ["]
+    if commands:
+        lines += [*(f"{names[command]} = {to_source(command, indent=0)}" for command in commands), ""]
+    lines += ["OPS = ["]
     lines += [f"    {to_source(op, names, indent=4)}," for op in ops]
     lines += ["]", ""]
-    call = "replay(firestore_db, OPS)"
-    if system_module is not None:
-        lines += [_system_line(system_module), ""]
-        call = "replay(firestore_db, OPS, system=SYSTEM)"
-    lines += ["", "def test_replay(firestore_db):", f"    {call}", ""]
+    if system.line is not None:
+        lines += [system.line, ""]
+    lines += ["", "def test_replay(firestore_db):", f"    {system.call}", ""]
     return "\n".join(lines)
 
 
@@ -170,11 +236,14 @@ def write_counterexample(
     machine: str,
     failure: str = "",
     system_module: str | None = None,
+    plugin: SystemPlugin = JOURNAL,
 ) -> Path:
     """Write `<directory>/<machine>-<shortid>.py` and return its path."""
     path = Path(directory) / f"{machine}-{short_id(ops, machine)}.py"
     command = replay_command(path)
-    source = program_source(ops, machine=machine, failure=failure, system_module=system_module, replay_command=command)
+    source = program_source(
+        ops, machine=machine, failure=failure, system_module=system_module, replay_command=command, plugin=plugin
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source, encoding="utf-8")
     return path
