@@ -1,0 +1,289 @@
+"""Catching a known-bad variant with a lockstep state machine, for any system (the journal's catalogue,
+stateful_tests/test_known_bad.py; the lantern's, stateful_tests/test_lantern_machine_known_bad.py).
+
+`catch(target, ...)` runs the target's machine (a subclass of the system's machine whose `system` is the
+variant) under the target's settings and passes when the run fails with one of the target's `detections`
+(a `LockstepMismatch`; for the lantern also a stored-invariant failure). A harness crash, or a variant that
+crashes instead of misbehaving, is an error. The shrunk program must have at most MAX_SHRUNK_STEPS
+operations and its counterexample file must be a true reproduction: replayed against the variant it fails,
+replayed against the real reference it passes.
+
+Shrinking happens in two stages. Hypothesis shrinks the machine's choices for at most SHRINK_SECONDS (its own
+limit is 300 s, most of it spent polishing ids on the emulator); then `minimize` removes operations from the
+recorded program itself (delta debugging over plain lockstep replays, blind to the machine's rules, bundles
+and preconditions) until no single operation can go. The minimized program is written as its own
+counterexample file (Hypothesis's is kept too) and is the one reported. A failure only the machine's own
+invariant check sees (stored documents equal to the model's, yet breaking an invariant: the model would break
+its own invariants) does not fail a plain replay, so it fails the test with that message.
+
+Each run writes `artifacts/known_bad/<result name>.json` (fencecheck.report.artifacts.write_known_bad_result):
+`secondsToDetection` is the wall time from the start of the machine run to its first detection (before
+shrinking); the total including both shrinking stages is printed and recorded as junit properties.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+from unittest import mock
+
+import attrs
+import pytest
+from hypothesis import settings
+from hypothesis.internal.conjecture import engine as conjecture_engine
+
+from fencecheck.counterexamples import write_counterexample
+from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins.journal import JOURNAL
+from fencecheck.report.artifacts import write_known_bad_result
+from stateful_tests.machine_runner import ARTIFACTS, COUNTEREXAMPLES, ROOT, run_machine
+
+MAX_SHRUNK_STEPS = 12
+# Hypothesis has no setting for the time spent shrinking: its engine stops MAX_SHRINKING_SECONDS (300 s)
+# after it starts and reports the smallest failing example so far (with a warning that says "five minutes"
+# whatever the budget). Here it gets SHRINK_SECONDS; `minimize` (at most MINIMIZE_SECONDS) finishes the job.
+SHRINK_SECONDS = float(os.environ.get("FENCECHECK_KNOWN_BAD_SHRINK_SECONDS", "10"))
+MINIMIZE_SECONDS = float(os.environ.get("FENCECHECK_KNOWN_BAD_MINIMIZE_SECONDS", "60"))
+# Where a machine finds a failure: a lockstep step (both machines) and, where the machine has one, its check
+# of the invariants on the stored documents. The first failure's time is the detection time.
+CHECKING_METHODS = ("_run", "_check_invariants")
+
+
+@contextlib.contextmanager
+def shrinking_budget(seconds: float) -> Iterator[None]:
+    with mock.patch.object(conjecture_engine, "MAX_SHRINKING_SECONDS", seconds):
+        yield
+
+
+def crashed(mismatch: BaseException) -> bool:
+    """The system raised instead of answering (as opposed to answering or storing the wrong thing)."""
+    return "the reference raised" in str(mismatch).split("model state after")[0]
+
+
+def failing_prefix(ops: Sequence[Any], api: Any, emulator: Any, project_id: str, db: Any, *,
+                   plugin: SystemPlugin = JOURNAL):
+    """Replay `ops` on the emptied project against `api` as `replay` does: (the operations up to and including
+    the first mismatch, the mismatch), or None when every step agrees or the system crashed."""
+    emulator.reset(project_id)
+    lockstep = Lockstep(db, plugin=plugin, system=api)
+    try:
+        lockstep.check_documents()
+        for op in ops:
+            lockstep.run(op)
+        lockstep.check_project()  # as the machine's teardown: a write outside the steps' own keys fails too
+    except LockstepMismatch as mismatch:
+        return None if crashed(mismatch) else (list(lockstep.ops), mismatch)
+    finally:
+        emulator.reset(project_id)
+    return None
+
+
+def minimize(ops: Sequence[Any], fails: Callable[[list], list | None], deadline: float) -> list:
+    """Delta debugging over a failing program: drop chunks of operations (halves, quarters, ... single ones)
+    while the rest still fails (`fails(candidate)` returns the failing prefix, or None). The result is
+    1-minimal (no single operation can be removed) unless `deadline` (time.monotonic) passed first."""
+    ops = list(ops)
+    chunk = max(1, len(ops) // 2)
+    while chunk >= 1 and time.monotonic() < deadline:
+        start, removed = 0, False
+        while start < len(ops) and time.monotonic() < deadline:
+            failing = fails(ops[:start] + ops[start + chunk:])
+            if failing is not None:
+                ops, removed = failing, True
+            else:
+                start += chunk
+        if not removed:
+            chunk //= 2
+    return ops
+
+
+def _timed(method: Callable, detections: tuple[type[BaseException], ...]) -> Callable:
+    """`method`, recording on its class the time (and example) of the first detection it raises."""
+
+    @functools.wraps(method)
+    def timed(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except detections:
+            cls = type(self)
+            if cls.first_failure_at is None:
+                cls.first_failure_at, cls.examples_to_detection = time.monotonic(), cls.examples
+            raise
+
+    return timed
+
+
+def known_bad_machine(base: type, name: str, api: Any, *, prefix: str = "KnownBad",
+                      detections: tuple[type[BaseException], ...] = (LockstepMismatch,)) -> type:
+    """`base` (a lockstep machine) against the variant `api`, timing its first detection; it records no
+    transition coverage (artifacts/coverage is about the reference). Named `<prefix><Name>` (the variant's
+    name in title case), which names its counterexample files."""
+
+    class KnownBad(base):
+        system = api
+        first_failure_at: ClassVar[float | None] = None
+        examples: ClassVar[int] = 0
+        examples_to_detection: ClassVar[int | None] = None
+
+        def __init__(self) -> None:
+            super().__init__()
+            type(self).examples += 1
+            # the parent's, without coverage (and every read-back done before the next step, as it always was)
+            self.lockstep = Lockstep(self.db, plugin=self.plugin, system=self.system, epoch=self.lockstep.epoch)
+
+    for method in CHECKING_METHODS:
+        if hasattr(base, method):
+            setattr(KnownBad, method, _timed(getattr(base, method), detections))
+    KnownBad.__name__ = KnownBad.__qualname__ = prefix + "".join(part.title() for part in re.split("[-_]", name))
+    return KnownBad
+
+
+def load_counterexample(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(f"counterexample_{path.stem.replace('-', '_')}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check_reproduction(path: Path, api: Any, emulator: Any, project_id: str, db: Any, *,
+                       plugin: SystemPlugin = JOURNAL) -> str | None:
+    """None when the file replays as a failure against the variant and passes against the reference."""
+    module = load_counterexample(path)
+    if module.SYSTEM != api:
+        return f"{path.name} names {plugin.spec_of(module.SYSTEM)!r}, not the variant"
+    try:
+        emulator.reset(project_id)
+        try:
+            module.test_replay(db)
+        except LockstepMismatch:
+            pass
+        else:
+            return f"{path.name} passes against the variant: not a reproduction"
+        emulator.reset(project_id)
+        try:
+            replay(db, module.OPS, plugin=plugin)
+        except LockstepMismatch as error:
+            return f"{path.name} fails against the real reference too:\n{error}"
+    finally:
+        emulator.reset(project_id)
+    return None
+
+
+@attrs.frozen
+class Target:
+    """One known-bad variant to catch: how it is named and built, and the machine that must catch it."""
+
+    name: str  # the variant's name, in messages and the machine's class name
+    result_name: str  # artifacts/known_bad/<result_name>.json
+    rule: str
+    description: str
+    build: Callable[[], Any]  # the variant's implementation
+    machine: type  # the system's lockstep machine (its `plugin` says which system)
+    settings: settings  # the profile's (database=None: see the catalogue tests)
+    machine_prefix: str = "KnownBad"
+    detections: tuple[type[BaseException], ...] = (LockstepMismatch,)
+
+
+def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_property: str,
+          record_property: Callable[[str, Any], None]) -> None:
+    """Run the target's machine against the variant; pass when it is caught with a short, true reproduction
+    (see the module docstring). Writes the known-bad result either way."""
+    name = target.name
+    plugin: SystemPlugin = target.machine.plugin
+
+    def record(status: str, *, seconds=None, steps=None, counterexample=None) -> None:
+        write_known_bad_result(
+            ARTIFACTS, name=target.result_name, rule=target.rule, status=status, seconds_to_detection=seconds,
+            shrunk_steps=steps, counterexample=counterexample, failing_property=failing_property,
+        )
+
+    try:
+        api = target.build()
+    except Exception:
+        record("error")
+        raise
+    machine = known_bad_machine(target.machine, name, api, prefix=target.machine_prefix,
+                                detections=target.detections)
+    started = time.monotonic()
+    try:
+        with shrinking_budget(SHRINK_SECONDS):
+            run_machine(machine, settings=target.settings, emulator=emulator, project_id=project_id, db=db)
+    except target.detections as error:
+        failure: BaseException | None = error
+    except AssertionError as error:
+        if "reachable transitions never exercised" not in str(error):  # full-coverage profiles only
+            record("error")
+            raise
+        failure = None
+    except Exception:
+        record("error")  # the harness crashed (or Hypothesis found the failure flaky): not a detection
+        raise
+    else:
+        failure = None
+    total = time.monotonic() - started
+    if failure is None:
+        record("survived")
+        pytest.fail(
+            f"known-bad variant {name} SURVIVED {machine.examples} examples ({total:.1f} s): rule {target.rule} "
+            f"went unchecked by the lockstep machine ({target.description})",
+            pytrace=False,
+        )
+    if crashed(failure):
+        record("error")
+        pytest.fail(f"known-bad variant {name} crashed instead of misbehaving:\n{failure}", pytrace=False)
+
+    detection = (machine.first_failure_at or time.monotonic()) - started
+    programs = [program for program in (machine.final_programs or [machine.last_program]) if program]
+    assert programs, f"{name}: Hypothesis reported a failure but no program was recorded"
+    shrunk = min(programs, key=len)
+
+    def fails(candidate: list) -> list | None:
+        found = failing_prefix(candidate, api, emulator, project_id, db, plugin=plugin)
+        return None if found is None else found[0]
+
+    minimizing = time.monotonic()
+    found = failing_prefix(shrunk, api, emulator, project_id, db, plugin=plugin)
+    assert found is not None, f"{name}: Hypothesis's shrunk program does not fail on replay:\n{failure}"
+    program = minimize(found[0], fails, minimizing + MINIMIZE_SECONDS)
+    replayed = failing_prefix(program, api, emulator, project_id, db, plugin=plugin)
+    assert replayed is not None and replayed[0] == program, f"{name}: the minimized program does not fail"
+    path = write_counterexample(
+        COUNTEREXAMPLES,
+        program,
+        machine=machine.__name__,
+        failure=f"(known-bad variant {name}: Hypothesis shrank the program to {len(shrunk)} operations, delta "
+        f"debugging to {len(program)})\nLockstepMismatch: {replayed[1]}",
+        system_module=plugin.spec_of(api),
+        plugin=plugin,
+    )
+    minimized_in, total = time.monotonic() - minimizing, time.monotonic() - started
+    relative = path.relative_to(ROOT).as_posix()
+    record("caught", seconds=round(detection, 2), steps=len(program), counterexample=relative)
+    for key, value in (
+        ("secondsToDetection", round(detection, 2)),
+        ("secondsTotal", round(total, 2)),
+        ("examplesToDetection", machine.examples_to_detection),
+        ("hypothesisShrunkSteps", len(shrunk)),
+        ("shrunkSteps", len(program)),
+    ):
+        record_property(key, value)
+    print(
+        f"\n{name}: caught after {detection:.1f} s ({machine.examples_to_detection} examples); Hypothesis shrank "
+        f"to {len(shrunk)} steps ({machine.examples} examples), minimized to {len(program)} in {minimized_in:.1f} s; "
+        f"{total:.1f} s in all; {relative}"
+    )
+
+    assert len(program) <= MAX_SHRUNK_STEPS, (
+        f"{name}: the shrunk program has {len(program)} operations (at most {MAX_SHRUNK_STEPS}):\n{replayed[1]}"
+    )
+    problem = check_reproduction(path, api, emulator, project_id, db, plugin=plugin)
+    assert problem is None, problem
