@@ -14,7 +14,7 @@ import pytest
 from fencecheck import cli
 from fencecheck import emulator as emulator_module
 from fencecheck.emulator_discovery import discover_emulator
-from fencecheck.systems import ENV_SYSTEM
+from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT
 
 FAST_VARIANT = "earlier-clock-finishes"
 REAL_RUN = subprocess.run  # cli.subprocess is the subprocess module: other callers (git) must keep working
@@ -115,12 +115,24 @@ def test_missing_java_says_how_to_install_it(tmp_path, capsys, monkeypatch):
 # --- --known-bad wiring ------------------------------------------------------------------------------
 
 
-def test_known_bad_deselects_the_catalogue_from_the_stateful_suite_only():
-    stateful, races = (next(s for s in cli.SUITES if s.name == name) for name in ("stateful", "races"))
+def test_known_bad_deselects_the_catalogues_from_the_suites_that_take_the_system():
+    stateful, races, emulator = (next(s for s in cli.SUITES if s.name == n) for n in ("stateful", "races", "emulator"))
     spec = f"known_bad.journal:{FAST_VARIANT}"
-    assert cli.suite_args(stateful, spec) == (*stateful.args, "--ignore=stateful_tests/test_known_bad.py")
+    assert cli.suite_args(stateful, spec) == (*stateful.args, "--ignore=stateful_tests/test_known_bad.py",
+                                              "--ignore=stateful_tests/test_lantern_machine_known_bad.py")
     assert cli.suite_args(stateful, None) == stateful.args
-    assert cli.suite_args(races, spec) == races.args
+    assert cli.suite_args(races, spec) == (*races.args, "--ignore=race_tests/test_lantern_race_known_bad.py")
+    assert cli.suite_args(emulator, spec) == emulator.args
+    for paths in cli.KNOWN_BAD_CATALOGUES.values():
+        assert all((PROJECT_ROOT / path).is_file() for path in paths), paths  # a renamed catalogue would run
+
+
+def test_known_bad_names_resolve_in_either_catalogue():
+    assert cli.known_bad_system(FAST_VARIANT) == f"known_bad.journal:{FAST_VARIANT}"
+    lantern = cli.known_bad_names("lantern")
+    assert lantern and cli.known_bad_system(lantern[0]) == f"known_bad.lantern:{lantern[0]}"
+    with pytest.raises(cli.UsageError, match="journal .*lantern "):
+        cli.known_bad_system("no-such-variant")
 
 
 def _fake_run(calls: list[dict[str, Any]], junit_text: str | None, returncode: int):
