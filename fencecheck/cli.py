@@ -162,7 +162,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 def replay_command(args: argparse.Namespace) -> int:
     from . import replay
-    from .systems import resolve_system
+    from .systems import resolve_implementation, resolve_system
 
     path = Path(args.path)
     kind = replay.kind_of(path)
@@ -179,7 +179,7 @@ def replay_command(args: argparse.Namespace) -> int:
     if program is not None:
         system = resolve_system(None if program.system == "reference" else program.system)
     else:
-        system = resolve_system(saved.system if saved is not None else replay.program_system(path))
+        system = resolve_implementation(saved.system if saved is not None else replay.program_system(path))
     with emulator_from_environment(log_dir=Path("artifacts") / "emulator") as emulator:
         if program is not None:
             outcome = replay.replay_parallel_program(path, emulator, system, args.repeat)

@@ -163,10 +163,11 @@ def _junit_failure(junit: Path) -> tuple[str, str] | None:
 
 
 def replay_program(
-    path: Path, host: str, system: ReferenceAPI, *, run: Callable[..., Any] = subprocess.run
+    path: Path, host: str, system: Any, *, run: Callable[..., Any] = subprocess.run
 ) -> Outcome:
-    """Run a lockstep counterexample with pytest against the emulator at `host`; `system` is what the file
-    names (`resolve_system(program_system(path))`, resolved by the caller before it starts an emulator)."""
+    """Run a lockstep counterexample with pytest against the emulator at `host`; `system` is the implementation
+    the file names (`resolve_implementation(program_system(path))`, resolved by the caller before it starts an
+    emulator: a journal's or a lantern's)."""
     lines = [f"lockstep program {path} against {describe_system(system)}, emulator at {host}"]
     env = {**os.environ, "FIRESTORE_EMULATOR_HOST": host}
     with tempfile.TemporaryDirectory(prefix="fencecheck-replay-") as tmp:

@@ -115,5 +115,15 @@ def check_configured(env: Mapping[str, str] | None = None) -> None:
         configured_implementation(plugin_named(name), env)
 
 
-def describe_system(system: ReferenceAPI) -> str:
-    return "the reference" if system is REFERENCE else (system.module or "an unnamed system")
+def resolve_implementation(spec: str | None) -> Any:
+    """An implementation of whichever system the spec belongs to (`system_of_spec`; no spec: the journal's
+    reference)."""
+    return plugin_named(system_of_spec(spec) or "journal").resolve(spec)
+
+
+def describe_system(system: Any) -> str:
+    """How output names an implementation: "the reference" (the journal's), "the lantern reference", or its spec."""
+    if isinstance(system, ReferenceAPI):
+        return "the reference" if system is REFERENCE else (system.module or "an unnamed system")
+    lantern = plugin_named("lantern")
+    return "the lantern reference" if system is lantern.reference else (lantern.spec_of(system) or "an unnamed system")

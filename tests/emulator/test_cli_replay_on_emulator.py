@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from fencecheck.counterexamples import write_counterexample
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import execute
 from known_bad.journal import system, variant
+from model.lantern import CreateVenue, DeleteVenue, Light
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
 from race_tests.scenarios import BY_NAME
 
@@ -119,3 +121,23 @@ def test_a_malformed_contest_is_a_usage_error_before_any_emulator(tmp_path):
     path.write_text(json.dumps({"format": "fencecheck.contest-counterexample/1", "history": {"system": "lantern"}}))
     done = replay(path, "127.0.0.1:9")  # nothing listens there: it must not get that far
     assert done.returncode == 2 and "malformed saved contest" in done.stderr
+
+
+def test_a_lantern_lockstep_program_still_fails_against_its_variant_only(emulator, tmp_path):
+    """#13: the venue of a user's lantern is deleted; once it expired the user lights another elsewhere, and the
+    blind decrement of the old venue fails on the missing document, so the variant never answers lit."""
+    t0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
+    program = [CreateVenue("bar", "Bar", 52.52, 13.405, 150), CreateVenue("club", "Club", 52.52, 13.405, 150),
+               Light("u1", "l1", "club", 52.52, 13.405, now=t0), DeleteVenue("club"),
+               Light("u1", "l2", "bar", 52.52, 13.405, now=t0 + timedelta(hours=2, minutes=1))]
+    spec = "known_bad.lantern:finding_13_blind_decrement_deleted_venue"
+    bad = write_counterexample(tmp_path / "bad", program, machine="LanternMachine", system_module=spec,
+                               plugin=LANTERN)
+    done = replay(bad, emulator.host)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"against {spec}" in done.stdout and "still fails: LockstepMismatch" in done.stdout
+
+    good = write_counterexample(tmp_path / "good", program, machine="LanternMachine", plugin=LANTERN)
+    done = replay(good, emulator.host)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "against the lantern reference" in done.stdout and "no longer fails" in done.stdout
