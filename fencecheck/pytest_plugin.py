@@ -56,6 +56,7 @@ ENV_RUN_TOKEN = "FENCECHECK_RUN_TOKEN"  # shared by all workers of one run
 MARKER = "emulator"
 
 _owned_key = pytest.StashKey[tuple[EmulatorHandle | None, dict[str, str | None]]]()
+_token_key = pytest.StashKey[dict[str, str | None]]()
 _project_counter = itertools.count(1)
 _local_run_token = new_run_token()
 
@@ -173,6 +174,10 @@ def _configure_emulator(config: pytest.Config) -> None:
         # ends; SIGTERM on the controller's death makes it stop its own emulators at once.
         set_parent_death_signal(signal.SIGTERM)
         return
+    # This run's own token for its project ids, handed to its workers. A pytest run started by a test (the
+    # gate's suites, under tests/emulator/test_gate_known_bad.py) inherits the outer run's: with the same
+    # worker ids and counters its tests would use, and reset, the very projects the outer run's tests use.
+    config.stash[_token_key] = _export({ENV_RUN_TOKEN: _local_run_token})
     if not _is_xdist_controller(config) or os.environ.get(ENV_HOST):
         return
     if config.getoption("collectonly", False) or not _markexpr_may_select_emulator(
@@ -197,6 +202,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         if handle is not None:
             handle.stop()
         _restore(saved)
+        _restore(config.stash.get(_token_key, {}))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselection sees the markers
