@@ -47,7 +47,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -75,10 +74,6 @@ class OnceClock:
         return self.now
 
 
-# One thread for every Lockstep of the process: at most one read-back per Lockstep is in flight, and a
-# process runs one machine at a time.
-_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lockstep-readback")
-
 # Operations between two whole-project read-backs (between them each step reads back its own key's scope).
 FULL_CHECK_EVERY = 16
 
@@ -103,7 +98,6 @@ class Lockstep:
         epoch: datetime | None = None,
         coverage: Counter[str] | None = None,
         full_check_every: int | None = FULL_CHECK_EVERY,
-        overlap_readback: bool = False,
     ) -> None:
         self.db = db
         self.plugin = plugin
@@ -121,18 +115,11 @@ class Lockstep:
         self._since_project = 0  # operations applied since the last whole-project read-back
         self._seen: dict[str, dict[str, _Seen]] = {}  # per key: path -> its last read-back
         self._typed: dict[str, tuple[Any, dict[str, Any]]] = {}  # per key: (record, its typed documents)
-        # With overlap_readback, `run` leaves a step's read-back running in the background while the caller (a
-        # Hypothesis machine) chooses the next step; `settle` waits for it. Nothing writes meanwhile: every
-        # operation, and every other read, settles first.
-        self.overlap_readback = overlap_readback
-        self._readback: Future[LockstepMismatch | None] | None = None
-        self._in_background = False
 
     # --- applying ------------------------------------------------------------------------------
 
     def apply(self, op: Any) -> tuple[Any, Observed]:
         """Step the model and run the reference on the same op; returns (model result, observed answer)."""
-        self.settle()
         plugin = self.plugin
         fault = plugin.is_fault(op)
         now = plugin.clock_of(op)
@@ -186,43 +173,11 @@ class Lockstep:
                                       f"({'exactly once' if wanted else 'never: the call takes no time'})"])
 
     def run(self, op: Any) -> Any:
-        """Apply `op` to both sides, then check the answer and the stored documents (`check_documents`; with
-        `overlap_readback`, in the background: a difference is raised by the next `settle`, which the next
-        operation, `check_project` and the end of a machine's example call)."""
+        """Apply `op` to both sides, then check the answer and the stored documents (`check_documents`)."""
         result, observed = self.apply(op)
         self.check_answer(op, result, observed)
-        if self.overlap_readback:
-            self._readback = _BACKGROUND.submit(self._read_back_in_background)
-        else:
-            self._check_documents()
+        self.check_documents()
         return result
-
-    def settle(self) -> None:
-        """Wait for a read-back still running in the background; raise the mismatch it found, if any."""
-        pending, self._readback = self._readback, None
-        if pending is None:
-            return
-        mismatch = pending.result()  # a failure to read (a Firestore error) propagates from here too
-        if mismatch is not None:
-            self.mismatched = True
-            raise mismatch  # raised here, always from this line: Hypothesis sees one failure, wherever it surfaces
-
-    def discard_readback(self) -> None:
-        """Wait for a background read-back and drop what it found: the example already failed otherwise, and the
-        project is about to be emptied."""
-        pending, self._readback = self._readback, None
-        if pending is not None:
-            pending.exception()  # waits; whatever it found or raised belongs to an example that already ended
-
-    def _read_back_in_background(self) -> LockstepMismatch | None:
-        self._in_background = True
-        try:
-            self._check_documents()
-        except LockstepMismatch as mismatch:
-            return mismatch
-        finally:
-            self._in_background = False
-        return None
 
     # --- checking the stored documents --------------------------------------------------------
 
@@ -235,16 +190,11 @@ class Lockstep:
         whose predicted content did not change since they were last read back kept their update time, and
         the key's audit chain is contiguous up to its lifecycle revision (`_compare`). The first check, and
         the first after `full_check_every` operations, reads back the whole project instead
-        (`check_project`). A no-op when nothing was applied since the last check, or while the last step's
-        read-back is still running in the background (it covers the same documents)."""
-        if self._readback is None:
-            self._check_documents()
-
-    def _check_documents(self) -> None:
+        (`check_project`). A no-op when nothing was applied since the last check."""
         if not self._project_checked or (
             self._pending and self.full_check_every and self._since_project >= self.full_check_every
         ):
-            self._check_project()
+            self.check_project()
         elif self._pending:
             self._check_keys(sorted(self._pending))
 
@@ -253,10 +203,6 @@ class Lockstep:
         does for one key: no document outside the model's (another key's, a top-level one), every key's
         documents exact, update times of unchanged documents kept (since each was last read back), every
         valid record's audit chain contiguous. Always reads, even when nothing was applied since."""
-        self.settle()
-        self._check_project()
-
-    def _check_project(self) -> None:
         stored = read_project(self.db)
         keys = set(self.plugin.partitions_of_state(self.state)) | self._seen.keys()
         expected = {path: doc for h in keys for path, doc in self._expected(h).items()}
@@ -283,7 +229,7 @@ class Lockstep:
         `check_documents`); returns what was found. `before`: the operation about to rewrite these keys.
         A plug-in without a read set (one partition: the whole project) reads back the project instead."""
         if self.plugin.read_set is None:
-            self._check_project()
+            self.check_project()
             return read_project(self.db) if before is not None else {}
         stored = read_paths(self.db, [path for h in keys for path in self._read_set(h)])
         expected = {path: doc for h in keys for path, doc in self._expected(h).items()}
@@ -343,8 +289,7 @@ class Lockstep:
         return [self.plugin.describe_op(op, epoch=self.epoch) for op in self.ops]
 
     def _mismatch(self, op: Any, lines: list[str]) -> LockstepMismatch:
-        if not self._in_background:  # a background mismatch counts once `settle` raises it
-            self.mismatched = True
+        self.mismatched = True
         where = "before any operation"
         if op is not None:
             where = f"at step {len(self.ops)}: {self.plugin.describe_op(op, epoch=self.epoch)}"

@@ -194,35 +194,6 @@ def test_an_extra_write_on_the_steps_own_key_is_caught_at_that_step(firestore_db
     assert "whole-project" not in str(caught.value)
 
 
-@pytest.mark.parametrize("surfaces_at", ["the next step", "check_project"])
-def test_with_overlap_the_background_read_back_still_catches_it_naming_the_step(firestore_db, surfaces_at):
-    """`overlap_readback`: the step's read-back runs while the caller goes on, and its finding is raised by the
-    next operation or the next whole-project check, naming the step that wrote (not the one after)."""
-    lockstep = Lockstep(firestore_db, system=_with_stray(ON_OWN_KEY["a lifecycle"]), epoch=T0,
-                        full_check_every=None, overlap_readback=True)
-    lockstep.check_documents()
-    lockstep.run(Register(X, at(0)))  # returns at once: the stray lifecycle is found in the background
-    assert not lockstep.mismatched
-    with pytest.raises(LockstepMismatch, match="read-back of key") as caught:
-        if surfaces_at == "the next step":
-            lockstep.run(Register(Y, at(1)))
-        else:
-            lockstep.check_project()
-    assert "at step 1: register" in str(caught.value) and lockstep.mismatched
-    assert len(lockstep.ops) == 1  # the next operation was never applied
-
-
-def test_with_overlap_a_clean_program_settles_clean(firestore_db):
-    lockstep = Lockstep(firestore_db, epoch=T0, overlap_readback=True)
-    lockstep.check_documents()
-    for op in (Register(X, at(0)), Acquire(X, HOLDER, at(1)), Register(Y, at(2))):
-        lockstep.run(op)
-        lockstep.check_documents()  # what a machine's invariant calls: a no-op while the read-back runs
-    lockstep.settle()
-    lockstep.check_project()
-    assert not lockstep.mismatched and lockstep._pending == set()
-
-
 def test_a_document_elsewhere_below_the_steps_key_is_caught_by_the_whole_project_check(firestore_db):
     """Below the root but off the journal's read set: the per-step read-back need not see it; the next
     whole-project read-back does."""
