@@ -148,8 +148,7 @@ class JournalMachine(RuleBasedStateMachine):
         if self.db is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
-        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"],
-                                 overlap_readback=True)
+        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"])
         type(self).examples_run += 1
         self.clock = T0
         self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault
@@ -449,9 +448,8 @@ class JournalMachine(RuleBasedStateMachine):
                 # Steps read back only their own key: a write anywhere else in the project (another key, a
                 # top-level document) is caught here at the latest, before the project is emptied. Skipped
                 # after a mismatch, which is the example's failure already.
-                self.lockstep.check_project()  # first raises what the last step's background read-back found
+                self.lockstep.check_project()
         finally:
-            self.lockstep.discard_readback()  # when the example failed before that: not to read the emptied project
             self.emulator.reset(self.project_id)
 
 
