@@ -109,7 +109,7 @@ class Lockstep:
         self.transitions: Counter[str] = Counter()
         self.mismatched = False  # a LockstepMismatch was raised (the machine's teardown then skips its check)
         self._coverage = coverage
-        self._clock_reads: int | None = None  # of the latest op (None for a fault)
+        self._clock_reads: tuple[int, int] | None = None  # (reads, required) of the latest call; None for a fault
         self._pending: set[str] = set()  # keys operations touched since they were last read back
         self._project_checked = False  # the whole project was read back at least once
         self._since_project = 0  # operations applied since the last whole-project read-back
