@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
-from hypothesis import event, note
+from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -52,11 +52,10 @@ from model.journal import (
     FaultKind,
     InjectFault,
     Register,
-    describe_state,
     fault_applies,
     owner_fingerprint_of,
 )
-from stateful_tests.machine_runner import BoundToEmulator, is_final_run
+from stateful_tests.machine_runner import BoundToEmulator, end_example
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 US = timedelta(microseconds=1)
@@ -437,20 +436,7 @@ class JournalMachine(RuleBasedStateMachine):
         self.lockstep.check_documents()
 
     def teardown(self):
-        try:
-            type(self).last_program = list(self.lockstep.ops)
-            if is_final_run():
-                type(self).final_programs.append(list(self.lockstep.ops))
-                note(describe_state(self.lockstep.state, epoch=T0))
-            if type(self).run_counts is not None:
-                type(self).run_counts.update(self.lockstep.transitions)
-            if not self.lockstep.mismatched:
-                # Steps read back only their own key: a write anywhere else in the project (another key, a
-                # top-level document) is caught here at the latest, before the project is emptied. Skipped
-                # after a mismatch, which is the example's failure already.
-                self.lockstep.check_project()
-        finally:
-            self.emulator.reset(self.project_id)
+        end_example(self)
 
 
 # --- running it (run_machine: stateful_tests/machine_runner.py) ------------------------------------

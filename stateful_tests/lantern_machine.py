@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
-from hypothesis import event, note, settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -62,12 +62,11 @@ from model.lantern import (
     Light,
     ReadActive,
     ScheduledLight,
-    describe_state,
     fault_applies,
     invariant_violations,
 )
 from model.lantern.constants import EARTH_RADIUS_METERS
-from stateful_tests.machine_runner import BoundToEmulator, is_final_run
+from stateful_tests.machine_runner import BoundToEmulator, end_example
 from tests.lantern_story import FAR, H2, T0, US, VENUES
 
 # Examples x steps per profile: every step reads back the whole project, and the invariant check reads it
@@ -431,20 +430,7 @@ class LanternMachine(RuleBasedStateMachine):
             )
 
     def teardown(self):
-        try:
-            type(self).last_program = list(self.lockstep.ops)
-            if is_final_run():
-                type(self).final_programs.append(list(self.lockstep.ops))
-                note(describe_state(self.lockstep.state, epoch=T0))
-            if type(self).run_counts is not None:
-                type(self).run_counts.update(self.lockstep.transitions)
-            if not self.lockstep.mismatched:
-                # Lockstep.run already read back the whole project after every step (the lantern's one
-                # partition); the final read-back is kept so that the example ends checked whatever a rule did
-                # last. Skipped after a mismatch, which is the example's failure already.
-                self.lockstep.check_project()
-        finally:
-            self.emulator.reset(self.project_id)
+        end_example(self)
 
 
 class TestLanternMachine(BoundToEmulator, LanternMachine.TestCase):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import note
 from hypothesis.control import current_build_context
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -89,6 +90,26 @@ def run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
     if hypothesis_profiles.requires_full_coverage():
         missing = coverage.unexercised(machine.run_counts, plugin.name)
         assert not missing, f"reachable transitions never exercised by {machine.__name__}: {missing}"
+
+
+def end_example(machine: Any) -> None:
+    """A machine's teardown: record the example's program and transitions (and, while Hypothesis replays its
+    final example, note the model state), read back the whole project once more unless the example already
+    failed on a mismatch, and empty the project whatever happened."""
+    lockstep = machine.lockstep
+    try:
+        type(machine).last_program = list(lockstep.ops)
+        if is_final_run():
+            type(machine).final_programs.append(list(lockstep.ops))
+            note(lockstep.plugin.describe_state(lockstep.state, epoch=lockstep.epoch))
+        if type(machine).run_counts is not None:
+            type(machine).run_counts.update(lockstep.transitions)
+        if not lockstep.mismatched:
+            # A write a step's own read-back could not see (another partition, a top-level document) is caught
+            # here at the latest, before the project is emptied.
+            lockstep.check_project()
+    finally:
+        machine.emulator.reset(machine.project_id)
 
 
 class BoundToEmulator:
