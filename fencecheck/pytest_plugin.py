@@ -130,6 +130,21 @@ def _shared_env(handle: EmulatorHandle) -> dict[str, str]:
     return {ENV_HOST: handle.host, ENV_LOG: str(handle.log_path), ENV_RUN_TOKEN: _run_token()}
 
 
+def count_option(config: pytest.Config, option: str, env: str, default: int) -> int:
+    """A suite's repeat count: `--<option>` (dest `option`), else $`env`, else `default`; a value that is not an
+    integer of at least 1 is a usage error."""
+    value = config.getoption(option, None)
+    if value is None:
+        raw = os.environ.get(env, str(default))
+        try:
+            value = int(raw)
+        except ValueError:
+            raise pytest.UsageError(f"{env}={raw!r} is not an integer") from None
+    if value < 1:
+        raise pytest.UsageError(f"--{option.replace('_', '-')} must be at least 1, got {value}")
+    return value
+
+
 def _run_token() -> str:
     return os.environ.get(ENV_RUN_TOKEN) or _local_run_token
 

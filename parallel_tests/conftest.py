@@ -18,7 +18,6 @@ known-bad catalogue (test_parallel_known_bad.py) always runs its own variants.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from fencecheck import hypothesis_profiles
 from fencecheck.errors import FencecheckError
 from fencecheck.lockstep import ReferenceAPI
 from fencecheck.parallel import DEFAULT_REPEAT, ProjectSource, budget_for
+from fencecheck.pytest_plugin import count_option
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
 from fencecheck.systems import ENV_SYSTEM, configured_system, reference_run
 from known_bad.journal import CONCURRENT_VARIANTS
@@ -48,16 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def parallel_repeat(config: pytest.Config) -> int:
-    value = config.getoption("parallel_repeat", None)
-    if value is None:
-        raw = os.environ.get(ENV_REPEAT, str(DEFAULT_REPEAT))
-        try:
-            value = int(raw)
-        except ValueError:
-            raise pytest.UsageError(f"{ENV_REPEAT}={raw!r} is not an integer") from None
-    if value < 1:
-        raise pytest.UsageError(f"--parallel-repeat must be at least 1, got {value}")
-    return value
+    return count_option(config, "parallel_repeat", ENV_REPEAT, DEFAULT_REPEAT)
 
 
 def artifacts_dir(config: pytest.Config) -> Path:

@@ -17,7 +17,6 @@ they are cleared and written only when the run uses that reference (`reference_r
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from fencecheck.contest import qualified_name
 from fencecheck.errors import FencecheckError
 from fencecheck.lockstep import ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
+from fencecheck.pytest_plugin import count_option
 from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, configured_system, reference_run
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME
@@ -46,16 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def race_repeat(config: pytest.Config) -> int:
-    value = config.getoption("race_repeat", None)
-    if value is None:
-        raw = os.environ.get(ENV_REPEAT, "1")
-        try:
-            value = int(raw)
-        except ValueError:
-            raise pytest.UsageError(f"{ENV_REPEAT}={raw!r} is not an integer") from None
-    if value < 1:
-        raise pytest.UsageError(f"--race-repeat must be at least 1, got {value}")
-    return value
+    return count_option(config, "race_repeat", ENV_REPEAT, 1)
 
 
 def artifacts_dir(config: pytest.Config) -> Path:
