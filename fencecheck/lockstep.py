@@ -113,6 +113,7 @@ class Lockstep:
         self._pending: set[str] = set()  # keys operations touched since they were last read back
         self._project_checked = False  # the whole project was read back at least once
         self._since_project = 0  # operations applied since the last whole-project read-back
+        self._project_read: dict[str, Stored] | None = None  # that read-back, while no operation followed it
         self._seen: dict[str, dict[str, _Seen]] = {}  # per key: path -> its last read-back
         self._typed: dict[str, tuple[Any, dict[str, Any]]] = {}  # per key: (record, its typed documents)
 
@@ -132,6 +133,7 @@ class Lockstep:
             # an earlier step on another key would be erased unseen). A mismatch is reported at the previous step.
             current = self._check_keys([h], before=op)
         self.ops.append(op)
+        self._project_read = None  # from here on the store may differ from the last whole-project read-back
         clock = None
         if fault:
             observed: Observed = None
@@ -223,6 +225,12 @@ class Lockstep:
         self._remember(by_key, expected)
         self._pending.clear()
         self._project_checked, self._since_project = True, 0
+        self._project_read = stored
+
+    def stored_project(self) -> dict[str, Stored]:
+        """Every stored document of the project: the last whole-project read-back when no operation was
+        applied since (nothing else writes to the project, so it is what the emulator holds), else a read."""
+        return self._project_read if self._project_read is not None else read_project(self.db)
 
     def _check_keys(self, keys: Collection[str], *, before: Any = None) -> dict[str, Stored]:
         """Read back the read set of each key in `keys` in one batched get and compare it with the model (see
@@ -230,7 +238,7 @@ class Lockstep:
         A plug-in without a read set (one partition: the whole project) reads back the project instead."""
         if self.plugin.read_set is None:
             self.check_project()
-            return read_project(self.db) if before is not None else {}
+            return self.stored_project() if before is not None else {}
         stored = read_paths(self.db, [path for h in keys for path in self._read_set(h)])
         expected = {path: doc for h in keys for path, doc in self._expected(h).items()}
         problems = self._compare(stored, expected, keys)

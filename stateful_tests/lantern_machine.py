@@ -48,7 +48,6 @@ from hypothesis.stateful import (
 )
 
 from fencecheck import coverage, hypothesis_profiles
-from fencecheck.firestore_io import read_project
 from fencecheck.lockstep import Lockstep
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
@@ -69,8 +68,8 @@ from model.lantern.constants import EARTH_RADIUS_METERS
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 from tests.lantern_story import FAR, H2, T0, US, VENUES
 
-# Examples x steps per profile: every step reads back the whole project, and the invariant check reads it
-# again, so the machine has its own budget. Measured on 2 cores: ci about 25 s alone (about 35 s beside the
+# Examples x steps per profile: every step reads back the whole project (the invariant check reuses that
+# read), so the machine has its own budget. Measured on 2 cores: ci about 25 s alone (about 35 s beside the
 # journal machine under -n 2), thorough about 2 minutes.
 BUDGETS: dict[str, dict[str, int]] = {
     "ci": {"max_examples": 150, "stateful_step_count": 50},
@@ -419,7 +418,8 @@ class LanternMachine(RuleBasedStateMachine):
             self._check_invariants()
 
     def _check_invariants(self) -> None:
-        stored = {path: item.data for path, item in read_project(self.db).items()}
+        # After an operation the lockstep has just read back the whole project (no read set): reuse that read.
+        stored = {path: item.data for path, item in self.lockstep.stored_project().items()}
         violations = invariant_violations(stored)
         if violations:
             raise InvariantViolated(

@@ -119,6 +119,19 @@ def test_the_scope_of_a_key_and_the_project_read_back_every_document(firestore_d
     assert project[root_path(x)].data == {"path": root_path(x)} and len(project[root_path(x)].update_time) == 2
 
 
+def test_the_whole_project_read_back_is_reused_only_until_the_next_operation(firestore_db):
+    """`stored_project` (the lantern machine's invariant check) hands over the last whole-project read-back
+    instead of reading again, but never once an operation was applied after it."""
+    lockstep = _lockstep_with_y_leased(firestore_db, full_check_every=None)
+    lockstep.check_project()
+    checked = set(lockstep.stored_project())
+    assert checked == set(read_project(firestore_db))
+    firestore_db.document("strays/one").set({"n": 1})  # no operation: the read-back stands for the store
+    assert set(lockstep.stored_project()) == checked
+    lockstep.run(Register(X, at(2)))  # an operation (read back by key only): the project is read again
+    assert set(lockstep.stored_project()) == checked | {"strays/one"}
+
+
 # --- a stray write outside the step's key ------------------------------------------------------------------
 
 
