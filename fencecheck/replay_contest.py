@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from fencecheck import contest
+from fencecheck.contest_results import COUNTEREXAMPLE_FORMAT
 from fencecheck.emulator import close_client, new_run_token, project_id_for
 from fencecheck.errors import CounterexampleError, FencecheckError, SystemNotFoundError
 from fencecheck.history import History
@@ -34,7 +35,7 @@ def is_contest(data: Any) -> bool:
     """A contest file: its own counterexample format, or a race result whose history is not the journal's."""
     if not isinstance(data, dict):
         return False
-    if data.get("format") == contest.COUNTEREXAMPLE_FORMAT:
+    if data.get("format") == COUNTEREXAMPLE_FORMAT:
         return True
     history = data.get("history")
     return data.get("format") == RESULT_FORMAT and isinstance(history, dict) and history.get("system") not in (

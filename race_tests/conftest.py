@@ -11,7 +11,7 @@ run is saved as `artifacts/races/<scenario>-<repeat>.json`; a failed verdict als
 
 The lantern's races (test_lantern_races.py, through `fencecheck.contest`) take the same option and save
 `artifacts/races/lantern_<scenario>-<repeat>.json` and `counterexamples/race-lantern_<scenario>-<shortid>.json`
-(re-check with `fencecheck.contest.recheck(path)`). Each system's results are evidence about its reference:
+(re-check with `fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference:
 they are cleared and written only when the run uses that reference (`reference_run(system=...)`).
 """
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest import execute_contest
+from fencecheck.contest_results import execute_contest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import ScenarioResult
 from fencecheck.report.artifacts import write_known_bad_result

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest import execute_contest
+from fencecheck.contest_results import execute_contest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir

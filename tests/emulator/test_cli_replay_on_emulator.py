@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest import execute_contest
+from fencecheck.contest_results import execute_contest
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import execute

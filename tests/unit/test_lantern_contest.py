@@ -25,23 +25,25 @@ import attrs
 import pytest
 
 from fencecheck.contest import (
-    COUNTEREXAMPLE_FORMAT,
     CallRecord,
     Contest,
     Racer,
     RacerRecord,
     call_problems,
-    contest_result,
     judge,
-    load_saved,
     race_callers,
+    setup_state,
+    simulate_contest,
+    split_documents,
+)
+from fencecheck.contest_results import (
+    COUNTEREXAMPLE_FORMAT,
+    contest_result,
+    load_saved,
     recheck,
     result_document,
     save_counterexample,
     save_result,
-    setup_state,
-    simulate_contest,
-    split_documents,
 )
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate
 from fencecheck.linearizability import DEFAULT_BUDGET

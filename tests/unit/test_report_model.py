@@ -10,7 +10,8 @@ import attrs
 import pytest
 
 from fencecheck import cli, hypothesis_profiles
-from fencecheck.contest import contest_result, save_result, simulate_contest
+from fencecheck.contest import simulate_contest
+from fencecheck.contest_results import contest_result, save_result
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report import GateRecord, Run, collect, judge
 from fencecheck.report.artifacts import write_known_bad_result, write_stateful_summary
