@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
+
+from reference.clock import (  # absolute: known-bad copies of this package share it
+    Clock,
+    read_trusted_clock,
+    system_clock,
+)
 
 from . import identity
 from .decide import ACQUIRE, COMPLETE, FAIL, REGISTER, Request, decide
@@ -14,21 +20,9 @@ from .outputs import LeaseAcquired, LifecycleObservation, RegistrationResult
 from .records import check_current_audit, parse_lifecycle, parse_registration, unrecognized
 from .runner import NEEDS_WRITE, AttemptLog, run_transaction
 
-Clock = Callable[[], datetime]
-
-
-def system_clock() -> datetime:
-    return datetime.now(UTC)
-
 
 def _read_clock(clock: Clock) -> datetime:
-    try:
-        now = clock()
-    except Exception:
-        now = None
-    if not isinstance(now, datetime) or now.utcoffset() != timedelta(0):
-        raise CommandJournalError("journal_unavailable")  # no trusted time, no decision
-    return now
+    return read_trusted_clock(clock, lambda: CommandJournalError("journal_unavailable"))
 
 
 def _read(transaction: Any, db: Any, paths: Iterable[str]) -> dict[str, Mapping[str, Any] | None]:

@@ -4,10 +4,16 @@ layer's transaction(s), return a frozen output (or raise LanternError)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from google.cloud import firestore
+
+from reference.clock import (  # absolute: known-bad copies of this package share it
+    Clock,
+    read_trusted_clock,
+    system_clock,
+)
 
 from .decide import LightRequest
 from .errors import LanternError
@@ -19,21 +25,9 @@ from .paths import ACTIVE, LANTERNS, MANUAL, SCHEDULED, venue_path
 from .records import StoredVenue, parse_lantern, parse_venue, venue_document
 from .runner import AttemptLog, outside_transaction, run_lantern_transaction
 
-Clock = Callable[[], datetime]
-
-
-def system_clock() -> datetime:
-    return datetime.now(UTC)
-
 
 def _read_clock(clock: Clock) -> datetime:
-    try:
-        now = clock()
-    except Exception:
-        now = None
-    if not isinstance(now, datetime) or now.utcoffset() != timedelta(0):
-        raise LanternError("lantern_unavailable")  # no trusted time, no decision
-    return now
+    return read_trusted_clock(clock, lambda: LanternError("lantern_unavailable"))
 
 
 def _run(db: Any, factory: Callable[..., Callable[[Any], Any]], *args: Any, attempt_log: AttemptLog | None) -> Any:

@@ -5,7 +5,7 @@
 - every replaced block occurs exactly once in its reference function, and a variant changes nothing but its
   target functions (every other function of the copy has the reference's bytecode);
 - loading the copies leaves `reference.lantern` untouched, and a copy shares no module, function or class
-  with it (only the journal runner it wraps by design), not even its LanternError;
+  with it (only the journal runner it wraps and the trusted clock reader, by design), not even its LanternError;
 - the loader's new `package_name` keeps the journal's default.
 
 Whether each bug is caught is the emulator's job (tests/emulator/test_lantern_known_bad.py): the in-memory
@@ -48,7 +48,8 @@ SEED_FINDINGS = {
     "finding_13_blind_decrement_deleted_venue": "#13",
 }
 # What a lantern copy may share with `reference`: the journal runner the lantern runner wraps (by design).
-SHARED_BY_DESIGN = {"reference.journal.runner", "reference.journal.errors"}
+# The journal runner it wraps, and the trusted clock reader (pure, and no variant patches it).
+SHARED_BY_DESIGN = {"reference.journal.runner", "reference.journal.errors", "reference.clock"}
 
 
 def _fresh(edits: tuple[Edit, ...] = ()) -> types.ModuleType:
