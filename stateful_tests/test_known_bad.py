@@ -17,12 +17,8 @@ Each run writes `artifacts/known_bad/<name>.json` (fencecheck.report.artifacts.w
 (before shrinking); the total including both shrinking stages is printed and recorded as junit properties.
 
 The example database is not used here (`database=None`): a warm database would replay last run's
-counterexample at once and hide a loss of reach of the machine's rules. The example budget is
-CATALOGUE_EXAMPLE_FACTOR times the profile's; everything else (steps, phases, derandomization) is the
-profile's. Why the larger budget: a variant stops at its first detection, so it costs only the slow ones,
-and the slow ones are slow by chance. Hypothesis's draws cluster (in 150 CI examples one malformed-record
-class came up in 2 examples, another in 30), and `preseeded-next-audit-ignored` was first caught after 3, 7,
-67 and 120 examples under four seeds: at the profile's 150 it could survive a CI run by luck alone.
+counterexample at once and hide a loss of reach of the machine's rules. Everything else (examples, steps,
+phases, derandomization) is the profile's.
 
 The procedure is system-neutral (stateful_tests/known_bad_support.py); the lantern's catalogue runs through
 it too (stateful_tests/test_lantern_machine_known_bad.py).
@@ -40,18 +36,11 @@ from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import Target, catch, known_bad_machine
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
 
-CATALOGUE_EXAMPLE_FACTOR = 3
-
 
 def machine_for(v: Variant, api: ReferenceAPI) -> type[JournalMachine]:
     """`JournalMachine` against the variant, timing its first mismatch; it records no transition coverage
     (artifacts/coverage is about the reference)."""
     return known_bad_machine(JournalMachine, v.name, api)
-
-
-def catalogue_settings() -> settings:
-    base = hypothesis_profiles.machine_settings()
-    return settings(base, database=None, max_examples=CATALOGUE_EXAMPLE_FACTOR * base.max_examples)
 
 
 @pytest.mark.parametrize("name", [v.name for v in VARIANTS])
@@ -64,7 +53,7 @@ def test_known_bad_variant_is_caught(name, emulator, project_id, firestore_db, r
         description=v.description,
         build=v.build,
         machine=JournalMachine,
-        settings=catalogue_settings(),
+        settings=settings(hypothesis_profiles.machine_settings(), database=None),
     )
     catch(target, emulator=emulator, project_id=project_id, db=firestore_db, failing_property=request.node.nodeid,
           record_property=record_property)
