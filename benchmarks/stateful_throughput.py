@@ -34,6 +34,7 @@ import argparse
 import cProfile
 import pstats
 import sys
+import tempfile
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -48,6 +49,7 @@ from hypothesis.stateful import invariant  # noqa: E402
 
 import reference  # noqa: E402
 from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
+from stateful_tests import machine_runner  # noqa: E402
 from stateful_tests.journal_machine import JournalMachine  # noqa: E402
 from stateful_tests.machine_runner import run_machine  # noqa: E402
 
@@ -158,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     token = new_run_token()
-    with emulator_from_environment() as emulator:
+    # The machine's run summaries are no evidence about the reference: keep them out of artifacts/.
+    with tempfile.TemporaryDirectory() as scratch, emulator_from_environment() as emulator:
+        machine_runner.ARTIFACTS = Path(scratch)
         projects = [project_id_for(token, "bench", i) for i in range(3)]
         clients = [emulator.client(project) for project in projects]
         try:
