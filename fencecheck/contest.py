@@ -19,7 +19,8 @@ project nobody else writes to:
 4. judge: `fencecheck.linearizability.check` from the setup's model state against those documents.
 
 The runner knows no system: structural invariants and a scenario's promise are the caller's (they arrive at
-`contest_result` as lists of problems). `race_callers` is step 2 alone, for tests that want raw answers.
+`fencecheck.contest_results.contest_result` as lists of problems). `race_callers` is step 2 alone, for tests
+that want raw answers.
 
 `simulate_contest` runs a contest through the model alone (no Firestore): histories for unit tests. A run's
 result record, its files and the whole contest end to end (`execute_contest`) are in

@@ -3,11 +3,10 @@ stateful_tests/test_known_bad.py; the lantern's, stateful_tests/test_lantern_mac
 
 `catch(target, ...)` runs the target's machine (a subclass of the system's machine whose `system` is the
 variant) under the target's settings, in up to ROUNDS rounds, and passes when a run fails with one of the
-target's `detections`
-(a `LockstepMismatch`; for the lantern also a stored-invariant failure). A harness crash, or a variant that
-crashes instead of misbehaving, is an error. The shrunk program must have at most MAX_SHRUNK_STEPS
-operations and its counterexample file must be a true reproduction: replayed against the variant it fails,
-replayed against the real reference it passes.
+target's `detections` (a `LockstepMismatch`; for the lantern also a stored-invariant failure). A harness
+crash, or a variant that crashes instead of misbehaving, is an error. The shrunk program must have at most
+MAX_SHRUNK_STEPS operations and its counterexample file must be a true reproduction: replayed against the
+variant it fails, replayed against the real reference it passes.
 
 Why rounds: a variant is slow to catch by chance, not by budget. Hypothesis's draws cluster (in 150 CI examples
 one malformed-record class came up in 2 examples, another in 30), and `preseeded-next-audit-ignored` was first
