@@ -23,11 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import attrs
 
 from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
+from fencecheck.contest_results import execute_contest
+from fencecheck.plugins.lantern import LANTERN
+from fencecheck.race import ScenarioResult
 from model.lantern import (
     DeleteVenue,
     Extinguish,
@@ -58,6 +62,23 @@ class LanternScenario:
         if contest.scenario != self.name:
             raise ValueError(f"{self.name}: the contest is called {contest.scenario}")
         return contest
+
+    def execute(self, db: Any, *, implementation: Any, repeat: int, artifacts_dir: Path | None,
+                counterexamples_dir: Path, emulator: Any, project_id: str) -> tuple[ScenarioResult, ContestRun]:
+        """Race this scenario against `implementation` and judge it: checker, INV-1..5 and the promise."""
+        return execute_contest(
+            db,
+            self.contest(),
+            plugin=LANTERN,
+            implementation=implementation,
+            structural=structural_problems,
+            promise=self.promise,
+            repeat=repeat,
+            artifacts_dir=artifacts_dir,
+            counterexamples_dir=counterexamples_dir,
+            emulator=emulator,
+            project_id=project_id,
+        )
 
 
 def structural_problems(run: ContestRun) -> list[str]:

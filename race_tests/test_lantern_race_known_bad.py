@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest_results import execute_contest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import ScenarioResult
-from fencecheck.report.artifacts import write_known_bad_result
+from fencecheck.report.artifacts import known_bad_recorder
 from known_bad.lantern import VARIANTS
 from race_tests.conftest import counterexamples_dir
-from race_tests.lantern_scenarios import BY_NAME, structural_problems
+from race_tests.lantern_scenarios import BY_NAME
 
 CONCURRENT = [variant for variant in VARIANTS if variant.concurrent]
 MAX_REPEATS = 3  # each variant's scenario runs at most this often before the variant counts as SURVIVED
@@ -54,18 +53,8 @@ def test_concurrent_lantern_variant_is_caught(
     scenario = BY_NAME[variant.scenario]
     artifacts = Path(request.config.rootpath) / "artifacts"
 
-    def record(status: str, *, seconds: float | None = None, calls: int | None = None, found: str = "",
-               counterexample: str | None = None) -> None:
-        write_known_bad_result(
-            artifacts,
-            name=f"lantern-race-{variant.name}",
-            rule=variant.rule,
-            status=status,
-            seconds_to_detection=seconds,
-            shrunk_steps=calls,
-            counterexample=counterexample,
-            failing_property=f"{request.node.nodeid}: {found or variant.failing_property}",
-        )
+    record = known_bad_recorder(artifacts, name=f"lantern-race-{variant.name}", rule=variant.rule,
+                                failing_property=f"{request.node.nodeid}: {variant.failing_property}")
 
     try:
         implementation = LANTERN.resolve(variant.system_spec)
@@ -77,13 +66,9 @@ def test_concurrent_lantern_variant_is_caught(
         for _ in range(MAX_REPEATS):
             emulator.reset(project_id)
             started = time.monotonic()
-            result, _run = execute_contest(
+            result, _run = scenario.execute(
                 firestore_db,
-                scenario.contest(),
-                plugin=LANTERN,
                 implementation=implementation,
-                structural=structural_problems,
-                promise=scenario.promise,
                 repeat=len(runs),
                 artifacts_dir=None,  # never evidence about the reference
                 counterexamples_dir=counterexamples_dir(request.config),
@@ -112,7 +97,8 @@ def test_concurrent_lantern_variant_is_caught(
         f"concurrent known-bad lantern variant {variant.name} ({variant.finding}) SURVIVED {len(runs)} run(s) "
         f"of {scenario.name} ({seconds} s): {variant.failing_property} went unchecked\n{summary}"
     )
-    record("caught", seconds=seconds, calls=last.calls, found=found[0], counterexample=last.counterexample)
+    record("caught", seconds=seconds, steps=last.calls, counterexample=last.counterexample,
+           found=f"{request.node.nodeid}: {found[0] or variant.failing_property}")
     for key, value in (
         ("secondsToDetection", seconds),
         ("runsToDetection", len(runs)),

@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest_results import execute_contest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir
-from race_tests.lantern_scenarios import SCENARIOS, LanternScenario, structural_problems
+from race_tests.lantern_scenarios import SCENARIOS, LanternScenario
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
@@ -32,13 +31,9 @@ def test_lantern_race(
     request: pytest.FixtureRequest,
     record_property: Any,
 ) -> None:
-    result, _run = execute_contest(
+    result, _run = scenario.execute(
         firestore_db,
-        scenario.contest(),
-        plugin=LANTERN,
         implementation=lantern_system,
-        structural=structural_problems,
-        promise=scenario.promise,
         repeat=race_repeat,
         artifacts_dir=artifacts_dir(request.config) if reference_run(system=LANTERN.name) else None,
         counterexamples_dir=counterexamples_dir(request.config),

@@ -52,7 +52,7 @@ from fencecheck.counterexamples import write_counterexample
 from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.journal import JOURNAL
-from fencecheck.report.artifacts import write_known_bad_result
+from fencecheck.report.artifacts import known_bad_recorder
 from stateful_tests.machine_runner import ARTIFACTS, COUNTEREXAMPLES, ROOT, run_machine
 
 MAX_SHRUNK_STEPS = 12
@@ -232,12 +232,8 @@ def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_pr
     name = target.name
     plugin: SystemPlugin = target.machine.plugin
 
-    def record(status: str, *, seconds=None, steps=None, counterexample=None) -> None:
-        write_known_bad_result(
-            ARTIFACTS, name=target.result_name, rule=target.rule, status=status, seconds_to_detection=seconds,
-            shrunk_steps=steps, counterexample=counterexample, failing_property=failing_property,
-        )
-
+    record = known_bad_recorder(ARTIFACTS, name=target.result_name, rule=target.rule,
+                                failing_property=failing_property)
     try:
         api = target.build()
     except Exception:

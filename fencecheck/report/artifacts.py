@@ -19,7 +19,7 @@ spelling; each writes atomically (temporary file, then rename), so a reader neve
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +118,18 @@ def write_known_bad_result(
         "failingProperty": failing_property,
     }
     return write_json(Path(artifacts) / KNOWN_BAD_DIR / _file_name(name), data)
+
+
+def known_bad_recorder(artifacts: Path | str, *, name: str, rule: str, failing_property: str) -> Callable[..., Path]:
+    """What a known-bad runner calls as it reaches a status: `record(status, *, seconds=None, steps=None,
+    counterexample=None, found=None)` writes the variant's result (`write_known_bad_result`); `found`, the
+    property that caught it when the runner knows it, replaces `failing_property`."""
+
+    def record(status: str, *, seconds: float | None = None, steps: int | None = None,
+               counterexample: str | None = None, found: str | None = None) -> Path:
+        return write_known_bad_result(
+            artifacts, name=name, rule=rule, status=status, seconds_to_detection=seconds, shrunk_steps=steps,
+            counterexample=counterexample, failing_property=failing_property if found is None else found,
+        )
+
+    return record

@@ -56,7 +56,7 @@ from google.api_core import exceptions as api_exceptions
 from google.cloud import firestore
 from google.cloud.firestore_v1.document import DocumentReference
 
-from fencecheck.report.artifacts import write_known_bad_result
+from fencecheck.report.artifacts import known_bad_recorder
 from known_bad.lantern import VARIANTS, variant
 from model.lantern import (
     DeleteVenue,
@@ -594,17 +594,8 @@ def test_known_bad_lantern_variant_is_caught(name, emulator, project_id, firesto
     v = variant(name)
     nodeid = request.node.nodeid
 
-    def record(status: str, *, seconds: float | None = None, calls: int | None = None, found: str = "") -> None:
-        write_known_bad_result(
-            ARTIFACTS,
-            name=f"lantern-{name}",
-            rule=v.rule,
-            status=status,
-            seconds_to_detection=seconds,
-            shrunk_steps=calls,
-            counterexample=None,
-            failing_property=f"{nodeid}: {found or v.failing_property}",
-        )
+    record = known_bad_recorder(ARTIFACTS, name=f"lantern-{name}", rule=v.rule,
+                                failing_property=f"{nodeid}: {v.failing_property}")
 
     try:
         system = variant_system(name)
@@ -639,7 +630,7 @@ def test_known_bad_lantern_variant_is_caught(name, emulator, project_id, firesto
         )
     if not verdict.caught:  # caught by another property in an earlier run, not by the pinned one
         verdict = next(run for run in runs if run.caught)
-    record("caught", seconds=seconds, calls=verdict.calls, found=verdict.headline)
+    record("caught", seconds=seconds, steps=verdict.calls, found=f"{nodeid}: {verdict.headline or v.failing_property}")
     for key, value in (
         ("secondsToDetection", seconds),
         ("scenarioCalls", verdict.calls),

@@ -14,7 +14,7 @@ from fencecheck.contest import simulate_contest
 from fencecheck.contest_results import contest_result, save_result
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report import GateRecord, Run, collect, judge
-from fencecheck.report.artifacts import write_known_bad_result, write_stateful_summary
+from fencecheck.report.artifacts import known_bad_recorder, write_known_bad_result, write_stateful_summary
 from fencecheck.report.codec import camel, decode, encode
 from fencecheck.report.model import (
     NOT_RUN,
@@ -312,6 +312,18 @@ def test_known_bad_and_stateful_writers_match_the_collector(tmp_path):
     with pytest.raises(ValueError, match="status"):
         write_known_bad_result(tmp_path, name="x", rule="r", status="killed", seconds_to_detection=None,
                                shrunk_steps=None, counterexample=None, failing_property=None)
+
+
+def test_a_known_bad_recorder_writes_each_status_and_what_caught_it(tmp_path):
+    record = known_bad_recorder(tmp_path, name="v", rule="r", failing_property="node: the pinned property")
+    record("error")
+    assert collect(tmp_path).known_bad.variants == (
+        KnownBadResult("v", "r", False, "error", None, None, None, "node: the pinned property"),
+    )
+    record("caught", seconds=2.5, steps=4, counterexample="counterexamples/v.py", found="node: another property")
+    assert collect(tmp_path).known_bad.variants == (
+        KnownBadResult("v", "r", True, "caught", 2.5, 4, "counterexamples/v.py", "node: another property"),
+    )
 
 
 def test_contradictory_known_bad_file_and_bare_failure_count(tmp_path):
