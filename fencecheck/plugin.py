@@ -121,8 +121,8 @@ class SystemPlugin:
         return tuple(row.id for row in self.transitions)
 
     def answer(self, impl: Any, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Observed:
-        """What a caller of `impl` sees: the output's `.to_json()`, or the contract error code. Anything that
-        is not the contract's error propagates."""
+        """What a caller of `impl` sees: its output as plain JSON (`impl_output_json`), or the contract error
+        code (`error_code`). Anything that is not the contract's error propagates."""
         try:
             return impl_output_json(self.invoke(impl, db, op, clock, log))
         except Exception as error:
@@ -133,9 +133,43 @@ class SystemPlugin:
 
 
 def impl_output_json(value: Any) -> dict[str, Any]:
+    """An implementation's output as the plain JSON the model predicts: the object's `.to_json()`, or the
+    object itself when it is a `Mapping` (a dict, a frozen `MappingProxyType`, ...). Nested mappings become
+    dicts and nested lists and tuples lists, recursively (a nested object with `.to_json()` is converted the
+    same way); keys keep their order and every other value is kept as it is (True stays True, never 1), so
+    the comparison after it stays exact. Anything else is not an output: TypeError."""
     to_json = getattr(value, "to_json", None)
-    if callable(to_json):
+    if not isinstance(value, Mapping) and callable(to_json):
         value = to_json()
-    if not isinstance(value, dict):
-        raise TypeError(f"a call returned {type(value).__name__}, not an output")
-    return value
+    if not isinstance(value, Mapping):
+        raise TypeError(f"a call returned {type(value).__name__}, not an output (a Mapping, or an object "
+                        "with .to_json() that returns one)")
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    to_json = getattr(value, "to_json", None)
+    return _plain(to_json()) if callable(to_json) else value
+
+
+class UndeclaredError(Exception):
+    """The error type of an implementation that declares none of its own: nothing raises it, so that
+    implementation's errors are told by their `.code` alone (`contract_error_code`)."""
+
+
+def contract_error_code(error: BaseException, codes: Collection[str]) -> str | None:
+    """The contract error code `error` carries, or None when it is not the contract's error. The contract's
+    error is recognized by its `code` attribute, a string that is one of `codes`, whatever its class: an
+    implementation may raise an exception class of its own. The code comes back as the contract spells it
+    (a plain str, also for a str subclass such as a StrEnum member)."""
+    code = getattr(error, "code", None)
+    if not isinstance(code, str):
+        return None
+    for known in codes:
+        if code == known:
+            return known
+    return None

@@ -7,7 +7,8 @@ Suites of the other system run against their reference: `configured_implementati
 For the journal:
 
 A system spec is spelled as counterexample files spell it: an importable module with the four journal
-functions and `CommandJournalError` (`ReferenceAPI.from_module`), or `package.module:name` for a named system
+functions, and `CommandJournalError` if it declares its error type (without one, its errors are told by their
+`.code` alone: `ReferenceAPI.from_module`), or `package.module:name` for a named system
 the module builds with `system(name)` (the known-bad catalogue: `known_bad.journal:<variant>`).
 
 `fencecheck gate --known-bad NAME` sets the variable for the suites' processes; the stateful machine

@@ -19,7 +19,7 @@ import attrs
 
 from fencecheck.firestore_io import key_of, typed, write_key
 from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
-from fencecheck.plugin import SystemPlugin
+from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code
 from model.journal import (
     MAX_REVISION,
     TRANSITIONS,
@@ -38,6 +38,7 @@ from model.journal import (
     documents_for,
     step,
 )
+from model.journal.constants import ERROR_CODES
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
 JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -45,7 +46,9 @@ JOURNAL_UNAVAILABLE = "journal_unavailable"
 
 @attrs.frozen
 class ReferenceAPI:
-    """The four journal functions (keyword-only, `db=` and `clock=`) and the error type carrying `.code`."""
+    """The four journal functions (keyword-only, `db=` and `clock=`) and the error type carrying `.code`
+    (`UndeclaredError` for a module without `CommandJournalError`: any exception whose `.code` is one of
+    the contract's codes is its contract error)."""
 
     register: Callable[..., Any]
     acquire: Callable[..., Any]
@@ -62,7 +65,7 @@ class ReferenceAPI:
             mod.acquire_commerce_command_lease,
             mod.complete_commerce_command,
             mod.fail_commerce_command,
-            mod.CommandJournalError,
+            getattr(mod, "CommandJournalError", UndeclaredError),  # an error with a contract `.code` is enough
             mod.__name__,
         )
 
@@ -193,7 +196,11 @@ def _resolve(spec: str | None) -> ReferenceAPI:
 
 
 def _error_code(impl: ReferenceAPI, error: BaseException) -> str | None:
-    return error.code if isinstance(error, impl.error_type) else None
+    """The declared error type's code, whatever it is (a code outside the contract is a wrong answer, held
+    against the implementation), else any exception's `.code` that is one of the contract's codes."""
+    if isinstance(error, impl.error_type):
+        return error.code
+    return contract_error_code(error, ERROR_CODES)
 
 
 def ops_to_json(ops: Sequence[Operation]) -> tuple[dict[str, Any], list[Any]]:

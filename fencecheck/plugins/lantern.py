@@ -24,8 +24,9 @@ import reference.lantern
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_project, typed
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SystemPlugin
+from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code
 from model.lantern import (
+    ERROR_CODES,
     TRANSITIONS,
     CreateVenue,
     DeleteVenue,
@@ -52,7 +53,8 @@ VARIANT_PREFIX = "known_bad.lantern:"
 @attrs.frozen
 class LanternSystem:
     """A lantern implementation: `api` has the six operations and raises `error`, whose `.code` is the
-    contract's error code. `name` is how it is spelled (`reference.lantern`, `known_bad.lantern:<variant>`)."""
+    contract's error code (any exception with a contract `.code` counts too: `UndeclaredError` when `api` has
+    no `LanternError`). `name` is how it is spelled (`reference.lantern`, `known_bad.lantern:<variant>`)."""
 
     name: str
     api: ModuleType
@@ -60,7 +62,7 @@ class LanternSystem:
 
     @classmethod
     def of(cls, name: str, api: ModuleType) -> LanternSystem:
-        return cls(name, api, api.LanternError)
+        return cls(name, api, getattr(api, "LanternError", UndeclaredError))  # a contract `.code` is enough
 
 
 REFERENCE_LANTERN = LanternSystem.of(REFERENCE_SPEC, reference.lantern)
@@ -106,7 +108,10 @@ def invoke(impl: LanternSystem, db: Any, op: Any, clock: Callable[[], datetime],
 
 
 def _error_code(impl: LanternSystem, error: BaseException) -> str | None:
-    return error.code if isinstance(error, impl.error) else None
+    """As the journal's: the declared error's code, else any exception's `.code` that is a contract code."""
+    if isinstance(error, impl.error):
+        return error.code
+    return contract_error_code(error, ERROR_CODES)
 
 
 def write_project(db: Any, _key: str, docs: Mapping[str, Mapping[str, Any]], *,
