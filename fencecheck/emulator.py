@@ -36,7 +36,9 @@ from fencecheck.emulator_discovery import (
     EmulatorCommand,
     discover_emulator,
     emulator_version,
+    guard_emulator_target,
     java_version,
+    loopback_emulator_host,
     new_run_token,
     parse_emulator_host,
     project_id_for,
@@ -62,6 +64,7 @@ __all__ = [
 # provoking two overlapping read-write transactions on one document.
 LOCK_TIMEOUT_MARKER = "com.google.cloud.datastore.core.exception.DatastoreException: Transaction lock timeout."
 LOOPBACK = "127.0.0.1"
+PROJECT_SOURCE = "the project id given to EmulatorHandle (its project_id argument)"
 DEFAULT_LOG_DIR = Path("artifacts/emulator")
 _BIND_FAILURE = b"java.net.BindException"
 _PR_SET_PDEATHSIG = 1
@@ -108,6 +111,7 @@ class EmulatorHandle:
         log_path: Path | None = None,
         command: EmulatorCommand | None = None,
     ) -> None:
+        loopback_emulator_host(host)  # every request and client of a handle stays on this machine
         self.host = host
         self.base_url = f"http://{host}"
         self.log_path = log_path
@@ -155,13 +159,14 @@ class EmulatorHandle:
         except (OSError, http.client.HTTPException):  # URLError is an OSError
             return False
 
-    @staticmethod
-    def _project_path(project_id: str) -> str:
-        if not project_id or project_id != project_id.lower() or "_" in project_id:
+    def _project_path(self, project_id: str) -> str:
+        """The emulator's REST path of one project, after the guard (`guard_emulator_target`)."""
+        if not isinstance(project_id, str) or project_id != project_id.lower() or "_" in project_id:
             raise UsageError(
                 f"project id {project_id!r} must be lowercase without underscores "
                 "(the emulator answers HTTP 500 'Invalid app id'); use project_id_for()."
             )
+        guard_emulator_target(self.host, project_id, project_source=PROJECT_SOURCE)
         return "/emulator/v1/projects/" + urllib.parse.quote(project_id, safe="")
 
     def reset(self, project_id: str) -> None:
@@ -186,11 +191,12 @@ class EmulatorHandle:
         return json.loads(self._request("GET", self._project_path(project_id) + ":ruleCoverage"))
 
     def client(self, project_id: str) -> firestore.Client:
-        """A Firestore client for ``project_id`` talking to this emulator without credentials."""
+        """A Firestore client for ``project_id`` talking to this emulator without credentials. Every client
+        fencecheck makes is made here, after the guard: a loopback host and a ``demo-`` project."""
+        self._project_path(project_id)  # guard_emulator_target, before anything of the client is touched
         from google.auth.credentials import AnonymousCredentials
         from google.cloud import firestore
 
-        self._project_path(project_id)  # validates
         # The client reads FIRESTORE_EMULATOR_HOST once, in __init__; restore the old value so a
         # private emulator does not redirect clients other code creates later.
         with _env_lock:
@@ -475,7 +481,7 @@ def connect_existing(
     value: str, *, env_var: str = ENV_HOST, log_path: Path | None = None, timeout: float = 5.0
 ) -> EmulatorHandle:
     """Wrap an emulator someone else runs at ``value`` (host:port); never stopped by us."""
-    host, port = parse_emulator_host(value, env_var)
+    host, port = loopback_emulator_host(value, env_var)  # refused before anything is sent to it
     handle = EmulatorHandle(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", log_path=log_path)
     if not handle.ping(timeout=timeout):
         raise EmulatorUnreachableError(

@@ -16,6 +16,7 @@ Discovery order (first hit wins):
 from __future__ import annotations
 
 import functools
+import ipaddress
 import json
 import os
 import re
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from fencecheck.errors import EmulatorNotFoundError, JavaNotFoundError, UsageError
+from fencecheck.errors import EmulatorNotFoundError, EmulatorTargetError, JavaNotFoundError, UsageError
 
 ENV_JAR = "FENCECHECK_EMULATOR_JAR"
 ENV_COMMAND = "FENCECHECK_EMULATOR_COMMAND"
@@ -198,18 +199,73 @@ def java_version(java: str) -> str | None:
     return quoted.group(1) if quoted else first_line[0]
 
 
+_HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9.-]+)):(?P<port>[0-9]{1,5})$")
+LOOPBACK_RANGE = "127.0.0.0/8, localhost or [::1]"
+DEMO_PREFIX = "demo-"
+
+
 def parse_emulator_host(value: str, env_var: str = ENV_HOST) -> tuple[str, int]:
-    """Split ``host:port`` (or ``[v6]:port``) as the Firestore client expects it."""
-    hint = f"{env_var}={value!r} is not a host:port pair (expected e.g. 127.0.0.1:8080); fix or unset it."
-    text = value.strip()
-    if "://" in text or "/" in text or ":" not in text:
+    """Split ``host:port`` (or ``[v6]:port``) as the Firestore client expects it: the port is required (without
+    one the client would dial its default, 443), an IPv6 address must be in brackets, nothing else (no scheme,
+    path, user info or scope id). The value is not echoed in the message."""
+    hint = (f"{env_var} is not a host:port pair (expected e.g. 127.0.0.1:8080, localhost:8080 or [::1]:8080); "
+            "fix or unset it.")
+    match = _HOST_PORT.match(value.strip())
+    if match is None or not 0 < int(match["port"]) < 65536:
         raise UsageError(hint)
-    host, _, port_text = text.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise UsageError(hint)
-    return host, int(port_text)
+    if match["v6"] is not None:
+        try:
+            ipaddress.IPv6Address(match["v6"])
+        except ValueError:
+            raise UsageError(hint) from None
+        return match["v6"], int(match["port"])
+    return match["name"], int(match["port"])
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost``, an IPv4 address in 127.0.0.0/8 (dotted quad) or the IPv6 loopback ``::1``; nothing else
+    (not 0.0.0.0, not an IPv4-mapped IPv6 address, not another name that may resolve anywhere)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv4Address):
+        return address in ipaddress.IPv4Network("127.0.0.0/8")
+    return address == ipaddress.IPv6Address("::1")
+
+
+def loopback_emulator_host(value: str, env_var: str = ENV_HOST) -> tuple[str, int]:
+    """`parse_emulator_host`, refusing any host outside the loopback range (`is_loopback_host`): fencecheck
+    writes, resets and deletes whole projects, so it only ever talks to an emulator on this machine."""
+    host, port = parse_emulator_host(value, env_var)
+    if not is_loopback_host(host):
+        raise EmulatorTargetError(
+            f"{env_var} names a host outside the loopback range ({LOOPBACK_RANGE}). fencecheck only talks to "
+            f"a Firestore emulator on this machine; point {env_var} at one (e.g. 127.0.0.1:8080) or unset it "
+            "to let fencecheck start its own."
+        )
+    return host, port
+
+
+def demo_project_id(project_id: object, source: str = "the project id") -> str:
+    """`project_id` if it starts with ``demo-`` (a project that exists on no real Firestore, and for which the
+    client looks for no credentials), else EmulatorTargetError naming `source`; the id is not echoed."""
+    if not isinstance(project_id, str) or not project_id.startswith(DEMO_PREFIX) or project_id == DEMO_PREFIX:
+        raise EmulatorTargetError(
+            f"{source} does not start with {DEMO_PREFIX!r}: fencecheck only uses demo projects, which exist on "
+            "no real Firestore. Use a demo-<name> id (project_id_for() makes one)."
+        )
+    return project_id
+
+
+def guard_emulator_target(host: str, project_id: object, *, host_source: str = ENV_HOST,
+                          project_source: str = "the project id") -> None:
+    """The one check before any Firestore client (or emulator request) is made: a loopback host and a demo
+    project (`loopback_emulator_host`, `demo_project_id`)."""
+    loopback_emulator_host(host, host_source)
+    demo_project_id(project_id, project_source)
 
 
 def new_run_token() -> str:

@@ -7,9 +7,23 @@ about fencecheck still handles them sensibly.
 
 from __future__ import annotations
 
+# What Python itself sets on any exception it raises, chains or reports (`add_note` included).
+_RUNTIME_ATTRIBUTES = frozenset({"__traceback__", "__cause__", "__context__", "__suppress_context__", "__notes__"})
+
 
 class FencecheckError(Exception):
-    """Base class of every error fencecheck raises on purpose."""
+    """Base class of every error fencecheck raises on purpose. Immutable: once it exists, no attribute (its
+    arguments included) can be set or deleted, except what the interpreter records on every exception."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name not in _RUNTIME_ATTRIBUTES:
+            raise AttributeError(f"{type(self).__name__} is immutable")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name not in _RUNTIME_ATTRIBUTES:
+            raise AttributeError(f"{type(self).__name__} is immutable")
+        super().__delattr__(name)
 
 
 class EmulatorNotFoundError(FencecheckError, FileNotFoundError):
@@ -34,6 +48,11 @@ class EmulatorUnreachableError(FencecheckError, ConnectionError):
 
 class UsageError(FencecheckError, ValueError):
     """Bad input: a malformed host string, an invalid project id, rules that do not compile, ..."""
+
+
+class EmulatorTargetError(UsageError):
+    """FIRESTORE_EMULATOR_HOST outside the loopback range, or a project id not starting with ``demo-``:
+    refused before any client is built or any request is sent."""
 
 
 class SystemNotFoundError(FencecheckError, ImportError):

@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fencecheck.emulator_discovery import demo_project_id, is_loopback_host
 from fencecheck.errors import FencecheckError, UsageError
 
 __all__ = [
@@ -100,7 +101,6 @@ _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 _PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{0,99}$")
 _STATUS_NAME_RE = re.compile(r"^[A-Z][A-Z_]{0,39}$")
 _DOC_PATH_SEGMENT_RE = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
-_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 _UIDS: Mapping[str, str] = {
     "anonymous": "rules-probe-anonymous",
@@ -540,7 +540,7 @@ def _check_identity(identity: str) -> None:
 def _check_project(project_id: str) -> str:
     if not isinstance(project_id, str) or not _PROJECT_RE.match(project_id):
         raise UsageError("project id must be lowercase letters, digits and hyphens")
-    return project_id
+    return demo_project_id(project_id, "the rules probe's project id")
 
 
 def _check_base_url(base_url: str) -> str:
@@ -555,7 +555,7 @@ def _check_base_url(base_url: str) -> str:
         port = None
     if (
         parts.scheme != "http"
-        or parts.hostname not in _LOOPBACK_HOSTS
+        or not is_loopback_host(parts.hostname or "")
         or port is None
         or parts.path
         or parts.query

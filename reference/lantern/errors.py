@@ -22,16 +22,32 @@ MESSAGES: dict[str, str] = {
 }
 
 ERROR_CODES = tuple(MESSAGES)
+# What Python itself sets on any exception it raises, chains or reports (`add_note` included); nothing else may
+# be set on an error once it exists.
+_RUNTIME_ATTRIBUTES = frozenset({"__traceback__", "__cause__", "__context__", "__suppress_context__", "__notes__"})
 
 
 class LanternError(RuntimeError):
-    """Raised by every lantern operation that does not return an output."""
+    """Raised by every lantern operation that does not return an output. Immutable: its code, message and
+    arguments cannot be changed (or deleted) once it exists, so what a caller catches is what was raised."""
 
     def __init__(self, code: str) -> None:
         if code not in MESSAGES:
             raise ValueError("unknown lantern error code")
+        if "code" in vars(self):  # __init__ called again on an existing error
+            raise AttributeError("LanternError is immutable")
         super().__init__(MESSAGES[code])
-        self.code = code
+        super().__setattr__("code", code)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name not in _RUNTIME_ATTRIBUTES:
+            raise AttributeError("LanternError is immutable")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name not in _RUNTIME_ATTRIBUTES:
+            raise AttributeError("LanternError is immutable")
+        super().__delattr__(name)
 
     def __repr__(self) -> str:
         return f"LanternError({self.code!r})"
