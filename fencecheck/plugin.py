@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import attrs
 
 Documents = dict[str, dict[str, Any]]
-Observed = dict[str, Any] | str
+Observed = dict[str, Any] | str | None  # None: a fault, which answers nothing
 
 
 class ModelResult(Protocol):
@@ -109,7 +109,7 @@ class SystemPlugin:
 
     # (model result, observed) -> the implementation answered what the model predicts (the lockstep's test;
     # the checker uses the result's own `matches`)
-    answer_matches: Callable[[Any, Observed], bool] = lambda result, observed: result.matches(observed)
+    answer_matches: Callable[[Any, Observed], bool] = lambda result, observed: exact_answer_matches(result, observed)
     # Whether the checker may place a definite read-only call of this operation greedily (see
     # fencecheck.linearizability): sound only when a call that matches read-only in a state also leaves every
     # later state unchanged wherever it matches there.
@@ -154,6 +154,27 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     to_json = getattr(value, "to_json", None)
     return _plain(to_json()) if callable(to_json) else value
+
+
+def exact_json(value: Any) -> Any:
+    """A comparison key for plain JSON that keeps every difference a caller could see: key order (nested too)
+    and the exact type of every value (True is not 1, 1 is not 1.0)."""
+    if isinstance(value, dict):
+        return ("object", tuple((key, exact_json(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(exact_json(item) for item in value))
+    return (type(value), value)
+
+
+def exact_answer_matches(result: ModelResult, observed: Observed) -> bool:
+    """The model's predicted answer, exactly: the same error code, an output equal as `exact_json`, or (None:
+    an injected fault, which answers nothing) a row that predicts no answer."""
+    if observed is None:
+        return result.output is None and result.code is None
+    if isinstance(observed, str):
+        return not result.ok and result.code == observed
+    expected = result.output
+    return expected is not None and exact_json(expected) == exact_json(observed)
 
 
 class UndeclaredError(Exception):

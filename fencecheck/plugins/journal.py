@@ -17,9 +17,9 @@ from typing import Any
 
 import attrs
 
-from fencecheck.firestore_io import key_of, typed, write_key
+from fencecheck.firestore_io import key_of, write_key
 from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
-from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code
+from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from model.journal import (
     MAX_REVISION,
     TRANSITIONS,
@@ -32,7 +32,6 @@ from model.journal import (
     JournalState,
     Operation,
     Register,
-    Result,
     describe_op,
     describe_state,
     documents_for,
@@ -104,12 +103,6 @@ def accepts_attempt_log(function: Callable[..., Any]) -> bool:
 REFERENCE = ReferenceAPI.from_module("reference")
 
 
-def answer_matches(result: Result, observed: Any) -> bool:
-    """Exact types (True is not 1) and the seeds' key order."""
-    if isinstance(observed, str) or observed is None:
-        return result.outcome is None and result.code == observed
-    expected = result.output
-    return expected is not None and list(expected) == list(observed) and typed(expected) == typed(observed)
 
 
 def shorten(text: str, state: JournalState) -> str:
@@ -250,7 +243,7 @@ JOURNAL = SystemPlugin(
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("commands",),
-    answer_matches=answer_matches,
+    answer_matches=exact_answer_matches,  # exact types (True is not 1) and the seeds' key order, nested too
     # fences only grow and terminal states absorb: see fencecheck.linearizability
     commutes_when_read_only=lambda _op: True,
     shorten=shorten,

@@ -20,6 +20,7 @@ from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.systems import resolve_system
 from model.journal import Acquire, CommandRef, Register
+from model.lantern import CreateVenue, FaultKind, InjectFault
 from reference import LeaseAcquired, LeaseTimestamp
 from tests.fakes import FakeFirestore
 from tests.fakes import frozen_journal as frozen_journal_module
@@ -103,6 +104,25 @@ def test_a_converted_output_is_compared_exactly():
     assert not JOURNAL.answer_matches(result, impl_output_json(MappingProxyType(truthy)))
     reordered = dict(reversed(list(expected.items())))
     assert not JOURNAL.answer_matches(result, impl_output_json(MappingProxyType(reordered)))
+
+
+def test_the_lockstep_compares_nested_key_order_and_types_exactly():
+    state = JOURNAL.step(JOURNAL.initial_state(), Register(CMD, T0))[0]
+    result = JOURNAL.step(state, Acquire(CMD, HOLDER, T0))[1]
+    expected = result.output
+    assert JOURNAL.answer_matches(result, impl_output_json(MappingProxyType(expected)))
+    expiry = expected["leaseExpiresAt"]
+    swapped = {**expected, "leaseExpiresAt": MappingProxyType(dict(reversed(list(expiry.items()))))}
+    assert not JOURNAL.answer_matches(result, impl_output_json(MappingProxyType(swapped)))
+    as_float = {**expected, "fenceEpoch": float(expected["fenceEpoch"])}
+    assert not JOURNAL.answer_matches(result, impl_output_json(as_float))
+    assert not JOURNAL.answer_matches(result, None) and not JOURNAL.answer_matches(result, "lease_rejected")
+    venue = LANTERN.step(LANTERN.initial_state(), CreateVenue("bar", "Bar", 52.52, 13.405, 150))
+    output = venue[1].output
+    assert LANTERN.answer_matches(venue[1], dict(output))
+    assert not LANTERN.answer_matches(venue[1], dict(reversed(list(output.items()))))  # the lantern's too
+    fault = LANTERN.step(venue[0], InjectFault(FaultKind.COUNTER_DRIFT, "bar"))[1]
+    assert LANTERN.answer_matches(fault, None) and not LANTERN.answer_matches(fault, {})
 
 
 # --- errors ----------------------------------------------------------------------------------------------------
