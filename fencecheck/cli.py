@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import failures, gate_process, report
+from . import failures, gate_process, progress, report
 from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .junit import SuiteCounts, parse_junit
@@ -89,9 +90,19 @@ def _run_suite(
     env.pop(ENV_SYSTEM, None)  # a gate never runs against a system it was not asked for
     if system is not None:
         env[ENV_SYSTEM] = system
-    started = time.monotonic()
-    returncode = gate_process.run_suite(command, env, tick=lambda: None, poll_seconds=1.0)
-    elapsed = time.monotonic() - started
+    progress_dir = artifacts / "progress" / suite.name  # the suite's pytest writes its progress here
+    shutil.rmtree(progress_dir, ignore_errors=True)
+    progress_dir.mkdir(parents=True)
+    env[progress.ENV_REQUEST] = str(progress_dir)
+    ticker = progress.Ticker(progress.interval(), time.monotonic)
+
+    def tick() -> None:
+        if ticker.due():
+            line = progress.format_line(label or suite.name, progress.snapshot(progress_dir), ticker.elapsed())
+            print(line, flush=True)
+
+    returncode = gate_process.run_suite(command, env, tick=tick, poll_seconds=ticker.poll_seconds())
+    elapsed = ticker.elapsed()
     if returncode == NO_TESTS_COLLECTED:
         return "empty", SuiteCounts(), elapsed
     counts = parse_junit(junit_path.read_text()) if junit_path.exists() else SuiteCounts()
