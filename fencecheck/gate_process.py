@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -33,8 +34,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 class SignalGuard:
-    """While entered (from the main thread): SIGINT and SIGTERM raise `Interrupted` once; `received` keeps the
-    first signal's number; after `hold()` (or the first raise) signals are recorded only."""
+    """While entered (in the main thread; elsewhere it does nothing): SIGINT and SIGTERM raise `Interrupted`
+    once; `received` keeps the first signal's number; after `hold()` (or the first raise) signals are only
+    recorded."""
 
     def __init__(self) -> None:
         self.received: int | None = None
@@ -52,6 +54,8 @@ class SignalGuard:
         self._raising = False
 
     def __enter__(self) -> SignalGuard:
+        if threading.current_thread() is not threading.main_thread():
+            return self  # only the main thread may set handlers; a gate run from elsewhere keeps the process's
         for signum in SIGNALS:
             self._previous[signum] = signal.getsignal(signum)
             signal.signal(signum, self._handle)
