@@ -4,8 +4,10 @@ runs a saved counterexample again; `fencecheck emulator start|stop|status` keeps
 commands.
 
 The gate is wiring only: it owns the emulator for the run (or uses $FIRESTORE_EMULATOR_HOST), runs each
-suite as its own pytest process (so one suite's crash cannot hide another's result), records what only it
-knows (artifacts/run.json), and hands the artifacts directory to the report (fencecheck.report).
+suite as its own pytest process (so one suite's crash cannot hide another's result) in its own process group
+(fencecheck.gate_process: SIGINT or SIGTERM to the gate stops it whole), prints progress while it runs
+(fencecheck.progress), records what only it knows (artifacts/run.json), and hands the artifacts directory to the
+report (fencecheck.report).
 """
 
 from __future__ import annotations
