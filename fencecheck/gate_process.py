@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fencecheck.emulator import _pdeathsig_preexec
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL of a suite's process group
 
@@ -111,7 +113,10 @@ def run_suite(command: Sequence[str], env: Mapping[str, str], *, tick: Callable[
               poll_seconds: float) -> int:
     """Run one suite's pytest in its own process group and return its exit code; `tick()` every `poll_seconds`
     while it runs. Whatever interrupts the wait (Interrupted, any exception) stops the whole group first."""
-    process = subprocess.Popen(list(command), env=dict(env), start_new_session=True)
+    # Its own session: the gate signals the group itself. A gate killed outright (SIGKILL) cannot, so the kernel
+    # sends the suite's pytest SIGTERM then, and its xdist workers follow it (fencecheck.pytest_plugin).
+    process = subprocess.Popen(list(command), env=dict(env), start_new_session=True,
+                               preexec_fn=_pdeathsig_preexec(signal.SIGTERM))
     try:
         while True:
             try:

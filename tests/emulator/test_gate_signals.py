@@ -1,6 +1,7 @@
 """SIGINT or SIGTERM sent to the gate's process alone (as `timeout`, container runtimes and service managers send
 it) stops its suite's pytest, the xdist workers and its emulator, writes incomplete evidence and exits 128 + the
-signal's number.
+signal's number. SIGKILL cannot be handled: then the kernel ends the suite and the emulator (parent-death
+signals), and nothing of the tree is left either.
 
 A real gate, with its own real emulator, runs its "unit" suite in a scratch project (cwd) whose two tests wait
 until the test ends them; the signal goes out once both xdist workers are inside a test. The time from the
@@ -80,7 +81,7 @@ def _until(condition, timeout: float, what: str, gate: subprocess.Popen[str]) ->
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
 def test_a_signal_to_the_gate_alone_stops_its_whole_tree(tmp_path, signum):
     project, marks = tmp_path / "project", tmp_path / "marks"
     (project / "tests" / "unit").mkdir(parents=True)
@@ -120,6 +121,9 @@ def test_a_signal_to_the_gate_alone_stops_its_whole_tree(tmp_path, signum):
         print(f"{signal.Signals(signum).name}: gate exited, last process of its tree gone {gone_after:.2f} s "
               f"after the signal ({len(tree)} processes)")
         assert not left, f"still running {gone_after:.0f} s after the signal: {[_command(p) for p in left]}"
+        if signum == signal.SIGKILL:  # nothing to write evidence with; the kernel ends the rest (PDEATHSIG)
+            assert gate.returncode == -signal.SIGKILL, output
+            return
         assert gate.returncode == 128 + signum, output
         evidence = json.loads((artifacts / "evidence.json").read_text())
         assert evidence["verdict"]["status"] == "incomplete", evidence["verdict"]
