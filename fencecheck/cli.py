@@ -4,21 +4,23 @@ runs a saved counterexample again; `fencecheck emulator start|stop|status` keeps
 commands.
 
 The gate is wiring only: it owns the emulator for the run (or uses $FIRESTORE_EMULATOR_HOST), runs each
-suite as its own pytest process (so one suite's crash cannot hide another's result), records what only it
-knows (artifacts/run.json), and hands the artifacts directory to the report (fencecheck.report).
+suite as its own pytest process (so one suite's crash cannot hide another's result) in its own process group
+(fencecheck.gate_process: SIGINT or SIGTERM to the gate stops it whole), prints progress while it runs
+(fencecheck.progress), records what only it knows (artifacts/run.json), and hands the artifacts directory to the
+report (fencecheck.report).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
+import shutil
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import failures, report
+from . import failures, gate_process, progress, report
 from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .junit import SuiteCounts, parse_junit
@@ -78,7 +80,7 @@ def suite_args(suite: Suite, system: str | None) -> tuple[str, ...]:
 
 
 def _run_suite(
-    suite: Suite, artifacts: Path, profile: str, workers: str, system: str | None
+    suite: Suite, artifacts: Path, profile: str, workers: str, system: str | None, label: str | None = None
 ) -> tuple[str, SuiteCounts, float]:
     junit_path = artifacts / "junit" / f"{suite.name}.xml"
     junit_path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,9 +92,19 @@ def _run_suite(
     env.pop(ENV_SYSTEM, None)  # a gate never runs against a system it was not asked for
     if system is not None:
         env[ENV_SYSTEM] = system
-    started = time.monotonic()
-    returncode = subprocess.run(command, check=False, env=env).returncode
-    elapsed = time.monotonic() - started
+    progress_dir = artifacts / "progress" / suite.name  # the suite's pytest writes its progress here
+    shutil.rmtree(progress_dir, ignore_errors=True)
+    progress_dir.mkdir(parents=True)
+    env[progress.ENV_REQUEST] = str(progress_dir)
+    ticker = progress.Ticker(progress.interval(), time.monotonic)
+
+    def tick() -> None:
+        if ticker.due():
+            line = progress.format_line(label or suite.name, progress.snapshot(progress_dir), ticker.elapsed())
+            print(line, flush=True)
+
+    returncode = gate_process.run_suite(command, env, tick=tick, poll_seconds=ticker.poll_seconds())
+    elapsed = ticker.elapsed()
     if returncode == NO_TESTS_COLLECTED:
         return "empty", SuiteCounts(), elapsed
     counts = parse_junit(junit_path.read_text()) if junit_path.exists() else SuiteCounts()
@@ -101,6 +113,13 @@ def _run_suite(
 
 
 def gate(args: argparse.Namespace) -> int:
+    with gate_process.SignalGuard() as guard:  # SIGINT/SIGTERM to the gate alone stop its suites and emulator
+        code = _gate(args, guard)
+    # Ended by a signal: 130 (SIGINT) or 143 (SIGTERM), as a shell reports a process the signal ended.
+    return code if guard.received is None else 128 + guard.received
+
+
+def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     if args.profile not in PROFILES:
         raise UsageError(f"unknown profile {args.profile!r}: expected one of {', '.join(PROFILES)}")
     system = known_bad_system(args.known_bad) if args.known_bad else None
@@ -116,22 +135,30 @@ def gate(args: argparse.Namespace) -> int:
         profile=args.profile, workers=args.workers, selected=tuple(s.name for s in selected)
     )
     record.save(artifacts)  # a gate killed mid-run still leaves a record: the report says "incomplete"
-    interrupted = False
-    with emulator_from_environment(log_dir=artifacts / "emulator") as emulator:
-        os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host  # the suites' processes share this emulator
-        record = record.with_emulator(version=emulator.emulator_version(), java=emulator.java_version())
-        try:
-            for index, suite in enumerate(selected, 1):
-                print(f"[{index}/{len(selected)}] {suite.name} ...", flush=True)
-                status, counts, elapsed = _run_suite(suite, artifacts, args.profile, args.workers, system)
-                record = record.with_suite(suite.name, status, elapsed)
-                record.save(artifacts)
-                print(f"[{index}/{len(selected)}] {suite.name}: {status}, {counts.passed} passed, "
-                      f"{counts.failed + counts.errors} failed, {elapsed:.1f} s", flush=True)
-        except KeyboardInterrupt:
-            interrupted = True
-            print("interrupted: stopping the emulator and writing what was collected", file=sys.stderr)
-        lock_timeouts = emulator.lock_timeout_count()
+    interrupted, lock_timeouts = False, None
+    try:
+        with emulator_from_environment(log_dir=artifacts / "emulator") as emulator:
+            os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host  # the suites' processes share this emulator
+            record = record.with_emulator(version=emulator.emulator_version(), java=emulator.java_version())
+            try:
+                for index, suite in enumerate(selected, 1):
+                    label = f"[{index}/{len(selected)}] {suite.name}"
+                    print(f"{label} ...", flush=True)
+                    status, counts, elapsed = _run_suite(suite, artifacts, args.profile, args.workers, system,
+                                                         label)
+                    record = record.with_suite(suite.name, status, elapsed)
+                    record.save(artifacts)
+                    print(f"{label}: {status}, {counts.passed} passed, "
+                          f"{counts.failed + counts.errors} failed, {elapsed:.1f} s", flush=True)
+            except KeyboardInterrupt:
+                interrupted = True
+                print("interrupted: stopping the emulator and writing what was collected", file=sys.stderr)
+            guard.hold()  # from here on a signal is noted, not raised: the evidence gets written
+            lock_timeouts = emulator.lock_timeout_count()
+    except KeyboardInterrupt:  # while the emulator started (the suites' clean-up holds later signals)
+        interrupted = True
+        print("interrupted: writing what was collected", file=sys.stderr)
+    guard.hold()
     record = record.finish(interrupted=interrupted, lock_timeouts=lock_timeouts)
     record.save(artifacts)
     found = failures.collect(artifacts, [s.name for s in selected])

@@ -343,8 +343,8 @@ def set_parent_death_signal(signum: int) -> bool:
     return prctl is not None and prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signum)) == 0
 
 
-def _pdeathsig_preexec() -> Callable[[], None] | None:
-    """A preexec_fn that makes the kernel SIGKILL the child when this thread dies.
+def _pdeathsig_preexec(signum: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A preexec_fn that makes the kernel send ``signum`` (SIGKILL) to the child when this thread dies.
 
     The signal follows the forking *thread*, so only use it from the main thread.
     """
@@ -354,7 +354,7 @@ def _pdeathsig_preexec() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL))
+        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signum))
         if os.getppid() != parent:  # the parent died before prctl took effect
             os._exit(1)
 

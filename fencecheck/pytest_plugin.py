@@ -54,6 +54,7 @@ ENV_LOG = "FENCECHECK_EMULATOR_LOG"  # lets workers count lock timeouts in the c
 ENV_ERROR = "FENCECHECK_EMULATOR_ERROR"  # "ClassName: message" of a failed controller start
 ENV_RUN_TOKEN = "FENCECHECK_RUN_TOKEN"  # shared by all workers of one run
 MARKER = "emulator"
+pytest_plugins = ["fencecheck.pytest_progress"]  # tests done of total, and examples, while a suite runs
 
 _owned_key = pytest.StashKey[tuple[EmulatorHandle | None, dict[str, str | None]]]()
 _token_key = pytest.StashKey[dict[str, str | None]]()

@@ -27,7 +27,7 @@ from hypothesis import note
 from hypothesis.control import current_build_context
 from hypothesis.stateful import run_state_machine_as_test
 
-from fencecheck import coverage, hypothesis_profiles
+from fencecheck import coverage, hypothesis_profiles, progress
 from fencecheck.counterexamples import replay_command, write_counterexample
 from fencecheck.report.artifacts import write_stateful_summary
 
@@ -97,6 +97,7 @@ def end_example(machine: Any) -> None:
     final example, note the model state), read back the whole project once more unless the example already
     failed on a mismatch, and empty the project whatever happened."""
     lockstep = machine.lockstep
+    progress.example_done(type(machine).__name__)  # the gate's progress line counts examples per machine
     try:
         type(machine).last_program = list(lockstep.ops)
         if is_final_run():

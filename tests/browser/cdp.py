@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"  # what ./run checks for (and installs)
 FLAGS = (
     "--headless",
     "--no-sandbox",

@@ -2,7 +2,7 @@
 timelines, its script runs, nothing is loaded from anywhere but the file itself, and the console stays
 clean. Leaves a screenshot of the whole page at artifacts/report-screenshot.png.
 
-Chromium is Debian's package (`apt-get install chromium`); without it this test fails, never skips.
+Chromium is Debian's package (`./run tests` installs it when it can); without it this test fails, never skips.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "artifacts" / "report-screens
 @pytest.fixture
 def browser():
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} not found: install Debian's Chromium with `apt-get install chromium`", pytrace=False)
+        pytest.fail(f"{CHROMIUM} not found: `./run setup` installs it (as root), or `sudo apt-get install chromium`",
+                    pytrace=False)
     session = Browser()
     try:
         yield session

@@ -1,11 +1,11 @@
 """`fencecheck gate`: argument errors, emulator errors, --known-bad wiring and what a failing run says, with a
-fake emulator and fake suite processes (no emulator, no pytest subprocess)."""
+fake emulator and fake suite processes (no emulator, no pytest subprocess); tests/emulator/test_gate_signals.py
+signals a real gate."""
 
 from __future__ import annotations
 
 import functools
 import socket
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +17,6 @@ from fencecheck.emulator_discovery import discover_emulator
 from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT
 
 FAST_VARIANT = "earlier-clock-finishes"
-REAL_RUN = subprocess.run  # cli.subprocess is the subprocess module: other callers (git) must keep working
-
-
-def _is_suite(command: Any) -> bool:
-    return isinstance(command, list) and command[1:3] == ["-m", "pytest"]
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +28,9 @@ def _no_real_host(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _refuse_suites(monkeypatch: pytest.MonkeyPatch) -> None:
     def run(command: Any, *args: Any, **kwargs: Any) -> Any:
-        if _is_suite(command):
-            raise AssertionError(f"no suite may run: {command}")
-        return REAL_RUN(command, *args, **kwargs)
+        raise AssertionError(f"no suite may run: {command}")
 
-    monkeypatch.setattr(cli.subprocess, "run", run)
+    monkeypatch.setattr(cli.gate_process, "run_suite", run)
 
 
 # --- usage errors --------------------------------------------------------------------------------------
@@ -136,14 +129,13 @@ def test_known_bad_names_resolve_in_either_catalogue():
 
 
 def _fake_run(calls: list[dict[str, Any]], junit_text: str | None, returncode: int):
-    def run(command: list[str], check: bool = False, env: dict[str, str] | None = None, **kwargs: Any):
-        if not _is_suite(command):
-            return REAL_RUN(command, check=check, env=env, **kwargs)
+    """Stands in for gate_process.run_suite: records the suite's command and environment, writes its junit."""
+    def run(command: list[str], env: dict[str, str], **kwargs: Any) -> int:
         calls.append({"command": command, "env": env})
         junit = next(arg.partition("=")[2] for arg in command if arg.startswith("--junitxml="))
         if junit_text is not None:
             Path(junit).write_text(junit_text)
-        return subprocess.CompletedProcess(command, returncode)
+        return returncode
 
     return run
 
@@ -184,7 +176,7 @@ counterexamples/JournalMachine-ef00a6ae.py
 def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path, capsys, monkeypatch):
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
-    monkeypatch.setattr(cli.subprocess, "run", _fake_run(calls, STATEFUL_FAILURE, 1))
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, STATEFUL_FAILURE, 1))
     monkeypatch.setenv(ENV_SYSTEM, "something.else")  # never passed through: the gate sets it itself
     artifacts = tmp_path / "artifacts"
     code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--workers", "1",
@@ -216,7 +208,7 @@ def test_gate_without_known_bad_runs_the_reference(tmp_path, capsys, monkeypatch
     calls: list[dict[str, Any]] = []
     passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
     monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
-    monkeypatch.setattr(cli.subprocess, "run", _fake_run(calls, passing, 0))
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, passing, 0))
     monkeypatch.setenv(ENV_SYSTEM, "known_bad.journal:" + FAST_VARIANT)  # left over in the shell: ignored
     cli.main(["gate", "--suite", "stateful", "--artifacts", str(tmp_path)])
     (call,) = calls
@@ -229,14 +221,14 @@ def test_gate_without_known_bad_runs_the_reference(tmp_path, capsys, monkeypatch
 def test_a_variant_nothing_catches_is_called_survived(tmp_path, capsys, monkeypatch):
     passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
     monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
-    monkeypatch.setattr(cli.subprocess, "run", _fake_run([], passing, 0))
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run([], passing, 0))
     cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--artifacts", str(tmp_path)])
     assert f"the known-bad variant {FAST_VARIANT} SURVIVED" in capsys.readouterr().out
 
 
 def test_suite_process_gets_the_emulator_and_profile(tmp_path, monkeypatch):
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(cli.subprocess, "run", _fake_run(calls, None, 5))
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, None, 5))
     suite = next(s for s in cli.SUITES if s.name == "races")
     status, _counts, _seconds = cli._run_suite(suite, tmp_path, "ci", "2", "known_bad.journal:x")
     assert status == "empty"
