@@ -265,7 +265,6 @@ class WireProxy:
             answer = self._channel.stream_stream(method)
         responses = answer(request, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
         context.add_callback(responses.cancel)  # the client went away: so does the forwarded call
-        relayed = 0
         try:
             if kind not in _LOSES_ANSWER:
                 context.send_initial_metadata(responses.initial_metadata() or ())
@@ -273,7 +272,6 @@ class WireProxy:
                 if kind in _LOSES_ANSWER:
                     continue
                 yield response
-                relayed += 1
                 if kind is FaultKind.CUT_STREAM:
                     responses.cancel()
                     self._after(method, call, fault, context, None)
