@@ -14,8 +14,8 @@ client), or any other client with ``FIRESTORE_EMULATOR_HOST=<proxy.host>``.
 
 Use it as a context manager, or ``start()`` and ``stop()``. ``stop()`` ends every call in flight (a held
 or delayed call at once), closes the channel to the emulator and joins the proxy's threads; it is also
-run at interpreter exit for a proxy still running. A held call also lets go when the main thread has
-exited, so a forgotten proxy never keeps the interpreter from exiting.
+run at interpreter exit for a proxy still running. Its threads are daemons, so a forgotten proxy with a
+call in flight (a dropped response, a Listen stream) never keeps the interpreter from exiting.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import functools
 import math
+import queue
 import threading
 import time
 from collections import Counter
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 LOOPBACK = "127.0.0.1"
 UPSTREAM_SOURCE = "the wire proxy's upstream"
-_POLL_SECONDS = 0.05  # how often a held call looks whether it should let go (stop, client gone, exit)
+_POLL_SECONDS = 0.05  # how often a held call looks whether its client has gone (stop() wakes it at once)
 _UNLIMITED = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
 _NO_DEADLINE = 1e9  # seconds (31 years): longer is grpc's "no deadline"
 _STOPPED = (grpc.StatusCode.UNAVAILABLE, "the fault proxy is stopping")
@@ -69,6 +70,54 @@ def _timeout(context: grpc.ServicerContext) -> float | None:
     return remaining if remaining is not None and math.isfinite(remaining) and remaining < _NO_DEADLINE else None
 
 
+class _DaemonPool(futures.Executor):
+    """The server's executor, on daemon threads started as needed (at most ``max_workers``, idle ones reused).
+    ThreadPoolExecutor's threads are joined when the interpreter exits, before ``atexit`` runs (Python 3.11
+    ``threading._shutdown``): a call held by a proxy nobody stopped would keep the interpreter from exiting."""
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        self._max, self._name = max_workers, name
+        self._work: queue.SimpleQueue[tuple[futures.Future[Any], Callable[..., Any], tuple, dict] | None] = (
+            queue.SimpleQueue())
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
+        future: futures.Future[Any] = futures.Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new calls after shutdown")
+            self._work.put((future, fn, args, kwargs))
+            if not self._idle.acquire(blocking=False) and len(self._threads) < self._max:
+                thread = threading.Thread(target=self._run, name=f"{self._name}_{len(self._threads)}", daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        return future
+
+    def _run(self) -> None:
+        while (item := self._work.get()) is not None:
+            future, fn, args, kwargs = item
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as error:  # handed to the future, as ThreadPoolExecutor does
+                    future.set_exception(error)
+            del item, future  # drop references before idling
+            self._idle.release()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._closed = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._work.put(None)
+        if wait:
+            for thread in threads:
+                thread.join()
+
+
 class WireProxy:
     """A fault proxy in front of one emulator (see the module docstring)."""
 
@@ -85,7 +134,7 @@ class WireProxy:
         self._stopping = threading.Event()
         self._server: grpc.Server | None = None
         self._channel: grpc.Channel | None = None
-        self._pool: futures.ThreadPoolExecutor | None = None
+        self._pool: _DaemonPool | None = None
         self._port: int | None = None
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -104,7 +153,7 @@ class WireProxy:
             if self._server is not None:
                 return self
             self._stopping.clear()
-            self._pool = futures.ThreadPoolExecutor(self._max_workers, thread_name_prefix="fencecheck-wire")
+            self._pool = _DaemonPool(self._max_workers, "fencecheck-wire")
             self._channel = grpc.insecure_channel(self.upstream, options=_UNLIMITED)
             server = grpc.server(self._pool, handlers=[_Handler(self)], options=[*_UNLIMITED, ("grpc.so_reuseport", 0)])
             try:
@@ -186,10 +235,10 @@ class WireProxy:
 
     # --- forwarding -------------------------------------------------------------------------
     def _hold(self, context: grpc.ServicerContext, seconds: float | None) -> bool:
-        """Wait ``seconds`` (None: until let go); False if let go early: the proxy stops, the client has
-        gone (deadline or cancel), or the main thread has exited."""
+        """Wait ``seconds`` (None: until let go); False if let go early: the proxy stops or the client has
+        gone (deadline or cancel)."""
         deadline = None if seconds is None else time.monotonic() + seconds
-        while context.is_active() and threading.main_thread().is_alive():
+        while context.is_active():
             wait = _POLL_SECONDS if deadline is None else min(_POLL_SECONDS, deadline - time.monotonic())
             if wait <= 0:
                 return True

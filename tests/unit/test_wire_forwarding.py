@@ -8,9 +8,13 @@ reached it (bytes, metadata, deadline) and what came back to the client. The emu
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 import pytest
@@ -20,6 +24,7 @@ from fencecheck.errors import EmulatorTargetError, UsageError
 from fencecheck.wire import FaultKind, WireProxy, cut_stream, delay, drop_response, fail_response, on, reject
 
 F = "/google.firestore.v1.Firestore/"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 HANG_GUARD = 60  # seconds: only ever reached if the proxy hangs (then the test fails instead of hanging)
 
 
@@ -244,3 +249,30 @@ def test_a_proxy_not_running_has_no_host_and_only_sits_in_front_of_loopback() ->
         WireProxy("127.0.0.1:1").host  # noqa: B018
     with pytest.raises(EmulatorTargetError):
         WireProxy("10.0.0.1:8080")
+
+
+FORGOTTEN_PROXY = textwrap.dedent("""
+    from concurrent import futures
+    import grpc
+    from fencecheck.wire import WireProxy, drop_response, on
+
+    class Upstream(grpc.GenericRpcHandler):
+        def service(self, details):
+            return grpc.unary_unary_rpc_method_handler(lambda request, context: request)
+
+    server = grpc.server(futures.ThreadPoolExecutor(2), handlers=[Upstream()])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    proxy = WireProxy(f"127.0.0.1:{port}").start()
+    proxy.set_plan(on("Commit", drop_response()))
+    channel = grpc.insecure_channel(proxy.host)
+    held = channel.unary_unary("/google.firestore.v1.Firestore/Commit").future(b"x")
+    print("held" if proxy.log.wait_for(1, timeout=60) else "not held", flush=True)
+    # the script ends here: the proxy is never stopped and a call is held in it
+""")
+
+
+def test_a_forgotten_proxy_holding_a_call_does_not_keep_the_interpreter_from_exiting() -> None:
+    finished = subprocess.run([sys.executable, "-c", FORGOTTEN_PROXY], cwd=REPO_ROOT, capture_output=True,
+                              text=True, timeout=HANG_GUARD)
+    assert (finished.returncode, finished.stdout) == (0, "held\n"), finished.stderr
