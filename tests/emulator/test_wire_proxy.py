@@ -267,3 +267,23 @@ def test_a_stopped_proxy_leaves_no_thread_and_its_port_is_free(emulator: Emulato
 
     with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
         probe.connect(("127.0.0.1", port))
+
+
+def test_a_listen_stream_is_forwarded(proxy: WireProxy, wired: firestore.Client,
+                                      firestore_db: firestore.Client) -> None:
+    firestore_db.document("c/d").set({"n": 1})
+    seen: list[dict] = []
+    arrived = threading.Event()
+
+    def on_snapshot(snapshots, changes, read_time) -> None:
+        seen.extend(snapshot.to_dict() for snapshot in snapshots)
+        if seen:
+            arrived.set()
+
+    watch = wired.document("c/d").on_snapshot(on_snapshot)
+    try:
+        assert arrived.wait(HANG_GUARD)
+    finally:
+        watch.unsubscribe()
+    assert seen[0] == {"n": 1}
+    assert proxy.call_counts()["Listen"] >= 1

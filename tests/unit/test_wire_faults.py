@@ -26,7 +26,7 @@ from fencecheck.wire import (
     on,
     reject,
 )
-from fencecheck.wire.methods import Cardinality, cardinality, full_name, is_known, short_name
+from fencecheck.wire.methods import METHODS, Cardinality, cardinality, full_name, is_known, short_name
 from fencecheck.wire.protowire import length_delimited_fields, rollback_for_commit
 
 COMMIT = "/google.firestore.v1.Firestore/Commit"
@@ -139,3 +139,21 @@ def test_a_commit_outside_a_transaction_needs_no_rollback() -> None:
 def test_a_malformed_message_is_refused(garbage: bytes) -> None:
     with pytest.raises(UsageError):
         length_delimited_fields(garbage)
+
+
+def test_the_method_table_is_the_python_clients() -> None:
+    """Every RPC of google-cloud-firestore's gRPC transport, with its cardinality, is in the table (a client
+    upgrade that adds an RPC fails here until the table has it)."""
+    import inspect
+    import re
+
+    from google.cloud.firestore_v1.services.firestore.transports import grpc as transport
+
+    stubs = re.findall(r'\.(unary_unary|unary_stream|stream_stream)\(\s*"/google\.firestore\.v1\.Firestore/(\w+)"',
+                       inspect.getsource(transport))
+    assert len(stubs) >= 15
+    shapes = {"unary_unary": Cardinality.UNARY_UNARY, "unary_stream": Cardinality.UNARY_STREAM,
+              "stream_stream": Cardinality.STREAM_STREAM}
+    assert {name: shapes[shape] for shape, name in stubs} == {
+        name: cardinality(full_name(name)) for name in (stub[1] for stub in stubs)}
+    assert {name for _, name in stubs} == set(METHODS)
