@@ -136,6 +136,7 @@ class WireProxy:
         self._channel: grpc.Channel | None = None
         self._pool: _DaemonPool | None = None
         self._port: int | None = None
+        self._stubs: dict[tuple[Cardinality, str], Any] = {}  # one multicallable per method, per channel
 
     # --- lifecycle --------------------------------------------------------------------------
     @property
@@ -186,6 +187,7 @@ class WireProxy:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
         self._channel = self._pool = self._port = None
+        self._stubs = {}
 
     def __enter__(self) -> WireProxy:
         return self.start()
@@ -234,6 +236,15 @@ class WireProxy:
         return EmulatorHandle(self.host).client(project_id)
 
     # --- forwarding -------------------------------------------------------------------------
+    def _stub(self, shape: Cardinality, method: str) -> Any:
+        """The channel's callable for ``method`` without (de)serializers: bytes in, bytes out."""
+        stub = self._stubs.get((shape, method))
+        if stub is None:  # two threads may both build one: harmless, the last one stays
+            make = {Cardinality.UNARY_UNARY: self._channel.unary_unary, Cardinality.UNARY_STREAM:
+                    self._channel.unary_stream, Cardinality.STREAM_STREAM: self._channel.stream_stream}[shape]
+            stub = self._stubs[(shape, method)] = make(method)
+        return stub
+
     def _hold(self, context: grpc.ServicerContext, seconds: float | None) -> bool:
         """Wait ``seconds`` (None: until let go); False if let go early: the proxy stops or the client has
         gone (deadline or cancel)."""
@@ -272,7 +283,7 @@ class WireProxy:
         if rollback is None:
             return
         with contextlib.suppress(grpc.RpcError):
-            self._channel.unary_unary(_ROLLBACK).with_call(
+            self._stub(Cardinality.UNARY_UNARY, _ROLLBACK).with_call(
                 rollback, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
 
     def _after(self, method: str, call: int, fault: Fault, context: grpc.ServicerContext,
@@ -289,7 +300,7 @@ class WireProxy:
     def _unary(self, method: str, request: bytes, context: grpc.ServicerContext) -> bytes:
         call, fault = self._next_call(method)
         self._before(method, call, fault, context, request)
-        forward = self._channel.unary_unary(method)  # no (de)serializers: bytes in, bytes out
+        forward = self._stub(Cardinality.UNARY_UNARY, method)
         try:
             response, answer = forward.with_call(
                 request, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
@@ -308,11 +319,8 @@ class WireProxy:
         call, fault = self._next_call(method)
         self._before(method, call, fault, context)
         kind = fault.kind if fault is not None else None
-        if cardinality(method) is Cardinality.UNARY_STREAM:
-            answer = self._channel.unary_stream(method)
-        else:
-            answer = self._channel.stream_stream(method)
-        responses = answer(request, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
+        forward = self._stub(cardinality(method), method)
+        responses = forward(request, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
         context.add_callback(responses.cancel)  # the client went away: so does the forwarded call
         try:
             if kind not in _LOSES_ANSWER:
