@@ -276,3 +276,10 @@ def test_a_forgotten_proxy_holding_a_call_does_not_keep_the_interpreter_from_exi
     finished = subprocess.run([sys.executable, "-c", FORGOTTEN_PROXY], cwd=REPO_ROOT, capture_output=True,
                               text=True, timeout=HANG_GUARD)
     assert (finished.returncode, finished.stdout) == (0, "held\n"), finished.stderr
+
+
+def test_a_proxied_client_passes_the_same_guard_as_every_client(proxy: WireProxy) -> None:
+    with pytest.raises(EmulatorTargetError):
+        proxy.client("real-project")  # not demo-: refused before a client exists
+    client = proxy.client("demo-wire-guard")
+    assert client._emulator_host == proxy.host
