@@ -7,12 +7,9 @@ how operations map to partitions, and the documents each partition's state predi
 between its invocation and its completion, in an order whose model answers are the observed ones (and,
 when the history carries the stored documents, whose final model state predicts them exactly).
 
-Algorithm: Wing & Gong's search with Lowe's just-in-time linearization and state memoization, the way
-Porcupine's `checkSingle` does it. Invocation and completion events of one partition sit in a doubly linked
-list sorted by time (invocations before completions at equal instants). A call may be linearized next when
-its invocation precedes the first completion among calls not yet linearized; linearizing one lifts its two
-events out of the list, backtracking puts them back. Every (set of linearized calls as an int bitset, model
-state) reached is cached, and reaching a cached pair again is pruned.
+Algorithm (`fencecheck.linearizability_search`): Wing & Gong's search with Lowe's just-in-time
+linearization and memoization of failed (calls linearized, model state) nodes, the way Porcupine's
+`checkSingle` does it, with failed nodes also pruning the same node with more indefinite calls placed.
 
 Extensions:
 
@@ -38,8 +35,13 @@ Extensions:
   linearization only counts when `documents_of` of its final state equals them exactly (types included:
   `True` is not `1`; a Firestore timestamp equals the same instant as a `datetime`). The search goes on
   through other linearizations (other orders, other subsets of indefinite calls) until one matches.
+- *Exact answers*: a model answer matches an observed one by `plugin.answer_matches` (the lockstep's test:
+  exact types, key order), so `fenceEpoch: True` or reordered keys are illegal here as they are there.
 - *Budget*: the number of placement attempts per partition. Exhausting it answers "unknown". No wall clock
   is read: the verdict is a deterministic function of the history and the budget.
+- *Verdict first*: the check stops at the first illegal partition (in order of first invocation) and
+  reports the rest as not checked; `full=True` searches them all. Either way the verdict and the first
+  illegal partition's explanation are the same. `processes=N` searches partitions in N forked processes.
 
 On "illegal" the verdict explains itself (see `linearizability_explain`): the longest linearizable prefix
 found (most definite calls, then most calls), the first call that cannot be placed after it (the pending
@@ -49,7 +51,8 @@ completion) with the model's answer there, or the final documents' differences, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import multiprocessing
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -57,24 +60,37 @@ import attrs
 
 from .history import Call, History
 from .linearizability_explain import Explanation, explain_partition, summarize
+from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, search
 from .plugin import SystemPlugin
 from .plugins.journal import JOURNAL
 
-OK = "ok"
-ILLEGAL = "illegal"
-UNKNOWN = "unknown"
+NOT_CHECKED = "not checked"  # a partition after the first illegal one, when the check stopped there
 DEFAULT_BUDGET = 1_000_000
 
-StepFn = Callable[[Any, Any], tuple[Any, Any]]
 DocumentsFn = Callable[[Any], dict[str, dict[str, Any]]]
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "ILLEGAL",
+    "NOT_CHECKED",
+    "OK",
+    "UNKNOWN",
+    "PartitionVerdict",
+    "Verdict",
+    "check",
+    "normalize_documents",
+    "normalize_value",
+]
 
 
 @attrs.frozen(eq=False)
 class PartitionVerdict:
-    """The verdict for one command key.
+    """The verdict for one partition (the journal's: a command key).
 
-    `order` is the linearization found (ok), the longest linearizable prefix (illegal), or the longest
-    prefix reached before the budget ran out (unknown). `omitted` lists the indefinite calls left out of an
+    `status` is ok, illegal, unknown or not checked (after the first illegal partition, when the check
+    stopped there: then `order` is empty and `steps` 0). `order` is the linearization found (ok), the
+    longest linearizable prefix (illegal), or the longest prefix reached before the budget ran out
+    (unknown). `omitted` lists the indefinite calls left out of an
     ok linearization (taken as never applied). `final_state` is the model state after `order` (ok only).
     """
 
@@ -109,6 +125,11 @@ class Verdict:
     @property
     def steps(self) -> int:
         return sum(p.steps for p in self.partitions)
+
+    @property
+    def not_checked(self) -> tuple[PartitionVerdict, ...]:
+        """The partitions left unsearched because the check stopped at the first illegal one."""
+        return tuple(p for p in self.partitions if p.status == NOT_CHECKED)
 
     @property
     def explanation(self) -> Explanation | None:
@@ -159,169 +180,54 @@ def normalize_documents(docs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]
     return {path: normalize_value(doc) for path, doc in docs.items()}
 
 
-# --- the search ------------------------------------------------------------------------------------
+# --- partitions and the public entry point ---------------------------------------------------------
 
 
 @attrs.frozen(eq=False)
-class _Search:
-    status: str
-    order: tuple[int, ...]  # ok: the linearization; otherwise the best prefix
-    state: Any  # the state after `order`
-    steps: int
+class _Partition:
+    """One partition's search problem, everything `search` needs (a forked worker reads it from `_TASKS`)."""
+
+    key_hash: str
+    calls: tuple[Call, ...]
+    start: Any
+    step: StepFn
+    budget: int
+    final_ok: Callable[[Any], bool]
+    commutes: list[bool]
+    matches: MatchFn
+
+    def search(self) -> Found:
+        return search(self.calls, self.start, self.step, self.budget, self.final_ok, self.commutes, self.matches)
 
 
-def _search(
-    calls: tuple[Call, ...],
-    initial: Any,
-    step: StepFn,
-    budget: int,
-    final_ok: Callable[[Any], bool],
-    commutes: list[bool],
-) -> _Search:
-    """Search a linearization of `calls` (sorted by invocation) from `initial`; pure and deterministic."""
-    n = len(calls)
-    ops = [c.op for c in calls]
-    definite = [c.outcome.definite for c in calls]
-    any_commutes = any(commutes)
-    observed = [c.outcome.observed if c.outcome.definite else None for c in calls]
-    bits = [1 << i for i in range(n)]
-
-    # Events: (time, kind, index); invocations (kind 0) sort before completions (kind 1) at equal times.
-    events = [(c.invoked_at, 0, i) for i, c in enumerate(calls)]
-    events += [(c.completed_at, 1, i) for i, c in enumerate(calls) if definite[i]]
-    events.sort()
-    e_count = len(events)
-    head, end = e_count, e_count + 1
-    nxt = list(range(1, e_count + 1)) + [0 if e_count else end, end]
-    prv = [head] + list(range(e_count - 1)) + [head, e_count - 1 if e_count else head]
-    if e_count:
-        nxt[e_count - 1] = end
-    else:
-        prv = [head, head]
-    stops = [kind == 1 for _t, kind, _i in events] + [True, True]  # completions (and the end) stop a scan
-    call_of = [i for _t, _kind, i in events] + [-1, -1]
-    call_event = [0] * n
-    return_event = [-1] * n
-    for e, (_t, kind, i) in enumerate(events):
-        if kind == 0:
-            call_event[i] = e
-        else:
-            return_event[i] = e
-
-    def lift(i: int) -> None:
-        e = call_event[i]
-        nxt[prv[e]] = nxt[e]
-        prv[nxt[e]] = prv[e]
-        r = return_event[i]
-        if r >= 0:
-            nxt[prv[r]] = nxt[r]
-            prv[nxt[r]] = prv[r]
-
-    def unlift(i: int) -> None:
-        r = return_event[i]
-        if r >= 0:
-            nxt[prv[r]] = r
-            prv[nxt[r]] = r
-        e = call_event[i]
-        nxt[prv[e]] = e
-        prv[nxt[e]] = e
-
-    memo: dict[tuple[int, Any], tuple[Any, bool]] = {}
-
-    def attempt(state: Any, i: int) -> tuple[Any, bool]:
-        key = (i, state)
-        found = memo.get(key)
-        if found is None:
-            new_state, result = step(state, ops[i])
-            found = (new_state, result.matches(observed[i]) if definite[i] else True)
-            memo[key] = found
-        return found
-
-    state = initial
-    linearized = 0
-    remaining = sum(definite)
-    n_definite = remaining
-    stack_call: list[int] = []
-    stack_state: list[Any] = []
-    stack_greedy: list[bool] = []
-    cache: set[tuple[int, Any]] = set()
-    steps = 0
-    best_score = (-1, -1)
-    best_order: tuple[int, ...] = ()
-    best_state = initial
-    arrived = True
-    entry = end
-
-    while True:
-        if arrived:
-            arrived = False
-            score = (n_definite - remaining, len(stack_call))
-            if score > best_score:
-                best_score, best_order, best_state = score, tuple(stack_call), state
-            if remaining == 0 and final_ok(state):
-                return _Search(OK, tuple(stack_call), state, steps)
-            entry = nxt[head]
-            if any_commutes:
-                greedy = -1
-                e = entry
-                while not stops[e]:
-                    i = call_of[e]
-                    if definite[i] and commutes[i]:
-                        steps += 1
-                        if steps > budget:
-                            return _Search(UNKNOWN, best_order, best_state, budget)
-                        new_state, matched = attempt(state, i)
-                        if matched and new_state is state:
-                            greedy = i
-                            break
-                    e = nxt[e]
-                if greedy >= 0:
-                    key = (linearized | bits[greedy], state)
-                    if key in cache:
-                        entry = end  # that child already failed, so this node fails
-                    else:
-                        cache.add(key)
-                        stack_call.append(greedy)
-                        stack_state.append(state)
-                        stack_greedy.append(True)
-                        linearized |= bits[greedy]
-                        lift(greedy)
-                        remaining -= 1
-                        arrived = True
-                        continue
-        if stops[entry]:
-            if not stack_call:
-                return _Search(ILLEGAL, best_order, best_state, steps)
-            i = stack_call.pop()
-            state = stack_state.pop()
-            was_greedy = stack_greedy.pop()
-            unlift(i)
-            linearized &= ~bits[i]
-            remaining += definite[i]
-            entry = end if was_greedy else nxt[call_event[i]]
-            continue
-        i = call_of[entry]
-        steps += 1
-        if steps > budget:
-            return _Search(UNKNOWN, best_order, best_state, budget)
-        new_state, matched = attempt(state, i)
-        if matched and (new_state is not state or definite[i]):
-            key = (linearized | bits[i], new_state)
-            if key not in cache:
-                cache.add(key)
-                stack_call.append(i)
-                stack_state.append(state)
-                stack_greedy.append(False)
-                state = new_state
-                linearized |= bits[i]
-                lift(i)
-                remaining -= definite[i]
-                arrived = True
-                continue
-        entry = nxt[entry]
+_TASKS: list[_Partition] = []  # the partitions of the check under way, for workers forked from it
 
 
-# --- partitions and the public entry point ---------------------------------------------------------
+def _search_task(index: int) -> tuple[int, Found]:
+    return index, _TASKS[index].search()
+
+
+def _searches(tasks: list[_Partition], *, full: bool, processes: int) -> Iterator[Found]:
+    """Each partition's search result, in partition order; the first illegal one ends it unless `full`."""
+    if processes <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            found = task.search()
+            yield found
+            if found.status == ILLEGAL and not full:
+                return
+        return
+    # Forked workers inherit the tasks (step functions and plug-ins need not be picklable); results come back
+    # in partition order, so the partitions reported are the ones a sequential check reports.
+    global _TASKS
+    _TASKS = tasks
+    try:
+        with multiprocessing.get_context("fork").Pool(min(processes, len(tasks))) as pool:
+            for _index, found in pool.imap(_search_task, range(len(tasks))):
+                yield found
+                if found.status == ILLEGAL and not full:
+                    return  # leaving the block terminates the workers still searching
+    finally:
+        _TASKS = []
 
 
 def check(
@@ -334,19 +240,30 @@ def check(
     final_documents: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     documents_of: DocumentsFn | None = None,
     commute_read_only: bool | None = None,
+    full: bool = False,
+    processes: int = 1,
 ) -> Verdict:
     """Check a history; pure and deterministic.
+
+    Partitions are searched in order of their first invocation. By default the check stops at the first
+    illegal one, and reports the partitions after it as not checked (`NOT_CHECKED`): the verdict comes
+    first. `full=True` searches every partition, as a report that explains each one needs; the verdict and
+    the first illegal partition's explanation are the same either way. `processes` > 1 searches partitions
+    in that many forked processes, with the same result as one process.
 
     `final_documents` (default: `history.final_documents`) maps a partition (the journal's: a command key
     hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
     placement attempts per partition. `step` (default: the plug-in's) may be replaced by a broken model;
-    `documents_of(state)` (default: the plug-in's documents of the partition) likewise. `commute_read_only`
-    (default: for each call, `plugin.commutes_when_read_only(op)`) relies on the model property stated in the
-    module docstring, which holds for the four journal calls (histories never hold `InjectFault`); pass False
-    for a step function without it.
+    `documents_of(state)` (default: the plug-in's documents of the partition) likewise. Answers are compared
+    by `plugin.answer_matches` (exact types and key order). `commute_read_only` (default: for each call,
+    `plugin.commutes_when_read_only(op)`) relies on the model property stated in the module docstring, which
+    holds for the four journal calls (histories never hold `InjectFault`); pass False for a step function
+    without it.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
+    if processes < 1:
+        raise ValueError("processes must be >= 1")
     step = plugin.step if step is None else step
     initial = plugin.initial_state() if initial_state is None else initial_state
     if final_documents is None:
@@ -358,11 +275,10 @@ def check(
     for key_hash in sorted(final_documents):
         groups.setdefault(key_hash, [])
 
-    partitions: list[PartitionVerdict] = []
-    final_state = initial
+    tasks: list[_Partition] = []
+    documents: dict[str, DocumentsFn] = {}
     for key_hash, group in groups.items():
         calls = tuple(group)
-        start = plugin.restrict(initial, key_hash)
         expected = final_documents.get(key_hash)
         if documents_of is None:
 
@@ -371,6 +287,7 @@ def check(
 
         else:
             docs_of = documents_of
+        documents[key_hash] = docs_of
         if expected is None:
 
             def final_ok(_state: Any) -> bool:
@@ -390,7 +307,13 @@ def check(
             commutes = [plugin.commutes_when_read_only(call.op) for call in calls]
         else:
             commutes = [commute_read_only] * len(calls)
-        found = _search(calls, start, step, budget, final_ok, commutes)
+        start = plugin.restrict(initial, key_hash)
+        tasks.append(_Partition(key_hash, calls, start, step, budget, final_ok, commutes, plugin.answer_matches))
+
+    partitions: list[PartitionVerdict] = []
+    final_state = initial
+    for task, found in zip(tasks, _searches(tasks, full=full, processes=processes), strict=False):
+        calls, key_hash = task.calls, task.key_hash
         order = tuple(calls[i] for i in found.order)
         if found.status == OK:
             placed = set(found.order)
@@ -403,16 +326,18 @@ def check(
             explanation = explain_partition(
                 key_hash,
                 calls,
-                start,
+                task.start,
                 found.order,
                 found.state,
                 step,
-                expected_documents=expected,
-                documents_of=docs_of,
+                expected_documents=final_documents.get(key_hash),
+                documents_of=documents[key_hash],
                 normalize=normalize_value,
                 plugin=plugin,
             )
         partitions.append(PartitionVerdict(key_hash, found.status, order, (), None, found.steps, explanation))
+    for task in tasks[len(partitions) :]:
+        partitions.append(PartitionVerdict(task.key_hash, NOT_CHECKED, (), (), None, 0))
 
     statuses = {p.status for p in partitions}
     status = ILLEGAL if ILLEGAL in statuses else UNKNOWN if UNKNOWN in statuses else OK

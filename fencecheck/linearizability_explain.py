@@ -295,7 +295,14 @@ def summarize(verdict: Verdict) -> str:
             f" for {keys}; no partition is illegal"
         )
     illegal = [p for p in parts if p.status == "illegal"]
-    text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
+    unchecked = len(verdict.not_checked)
+    if unchecked:
+        text = [
+            f"illegal: {len(illegal)} of {len(parts) - unchecked} {noun}(s) checked are not linearizable;"
+            f" {unchecked} not checked (the check stops at the first illegal {noun}; full mode checks every one)."
+        ]
+    else:
+        text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
     first = illegal[0]
     text.append(first.explanation.text() if first.explanation is not None else "(no explanation)")
     if len(illegal) > 1:
