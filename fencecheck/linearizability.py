@@ -39,9 +39,12 @@ Extensions:
   exact types, key order), so `fenceEpoch: True` or reordered keys are illegal here as they are there.
 - *Budget*: the number of placement attempts per partition. Exhausting it answers "unknown". No wall clock
   is read: the verdict is a deterministic function of the history and the budget.
-- *Verdict first*: the check stops at the first illegal partition (in order of first invocation) and
-  reports the rest as not checked; `full=True` searches them all. Either way the verdict and the first
-  illegal partition's explanation are the same. `processes=N` searches partitions in N forked processes.
+- *Verdict first*: partitions are searched in rounds of doubling attempts (100, 200, 400, ... up to the
+  budget), the way Porcupine runs them side by side: the check stops after the first round in which a
+  partition is illegal and reports the undecided ones as not checked. So one hard partition does not hold
+  back the verdict that an easy illegal one gives. `full=True` searches every partition to the end. Either
+  way the verdict and the first illegal partition's explanation are the same. `processes=N` searches
+  partitions in N forked processes with the same result.
 
 On "illegal" the verdict explains itself (see `linearizability_explain`): the longest linearizable prefix
 found (most definite calls, then most calls), the first call that cannot be placed after it (the pending
@@ -52,7 +55,7 @@ completion) with the model's answer there, or the final documents' differences, 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,12 +63,13 @@ import attrs
 
 from .history import Call, History
 from .linearizability_explain import Explanation, explain_partition, summarize
-from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, search
+from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, resume, search, stepwise
 from .plugin import SystemPlugin
 from .plugins.journal import JOURNAL
 
 NOT_CHECKED = "not checked"  # a partition after the first illegal one, when the check stopped there
 DEFAULT_BUDGET = 1_000_000
+FIRST_CAP = 100  # attempts per partition in the first round of a check that stops at the first illegal one
 
 DocumentsFn = Callable[[Any], dict[str, dict[str, Any]]]
 
@@ -87,8 +91,8 @@ __all__ = [
 class PartitionVerdict:
     """The verdict for one partition (the journal's: a command key).
 
-    `status` is ok, illegal, unknown or not checked (after the first illegal partition, when the check
-    stopped there: then `order` is empty and `steps` 0). `order` is the linearization found (ok), the
+    `status` is ok, illegal, unknown or not checked (still undecided when the check stopped at the first
+    illegal partition: then `order` is empty and `steps` 0). `order` is the linearization found (ok), the
     longest linearizable prefix (illegal), or the longest prefix reached before the budget ran out
     (unknown). `omitted` lists the indefinite calls left out of an
     ok linearization (taken as never applied). `final_state` is the model state after `order` (ok only).
@@ -132,12 +136,17 @@ class Verdict:
         return tuple(p for p in self.partitions if p.status == NOT_CHECKED)
 
     @property
+    def first_illegal(self) -> PartitionVerdict | None:
+        """The illegal partition found first: in the earliest round (`round_of` its attempts), then in order
+        of first invocation. The same whether the check stopped there or went on (`full`)."""
+        illegal = [(round_of(p.steps, self.budget), k) for k, p in enumerate(self.partitions) if p.status == ILLEGAL]
+        return self.partitions[min(illegal)[1]] if illegal else None
+
+    @property
     def explanation(self) -> Explanation | None:
-        """The explanation of the first illegal partition (in order of first invocation)."""
-        for p in self.partitions:
-            if p.explanation is not None:
-                return p.explanation
-        return None
+        """The explanation of the first illegal partition (`first_illegal`)."""
+        first = self.first_illegal
+        return None if first is None else first.explanation
 
     def explain(self) -> str:
         return summarize(self)
@@ -196,38 +205,72 @@ class _Partition:
     commutes: list[bool]
     matches: MatchFn
 
-    def search(self) -> Found:
-        return search(self.calls, self.start, self.step, self.budget, self.final_ok, self.commutes, self.matches)
+    def search(self, budget: int) -> Found:
+        return search(self.calls, self.start, self.step, budget, self.final_ok, self.commutes, self.matches)
+
+    def stepwise(self) -> Generator[int, int, Found]:
+        return stepwise(self.calls, self.start, self.step, self.budget, self.final_ok, self.commutes, self.matches)
+
+
+def caps(budget: int) -> list[int]:
+    """The attempts each partition may have made by the end of each round: 100, 200, 400, ... and the budget."""
+    out = []
+    cap = FIRST_CAP
+    while cap < budget:
+        out.append(cap)
+        cap *= 2
+    return [*out, budget]
+
+
+def round_of(steps: int, budget: int) -> int:
+    """The round in which a search that ends after `steps` attempts ends."""
+    return next(k for k, cap in enumerate(caps(budget)) if steps <= cap)
 
 
 _TASKS: list[_Partition] = []  # the partitions of the check under way, for workers forked from it
 
 
-def _search_task(index: int) -> tuple[int, Found]:
-    return index, _TASKS[index].search()
+def _search_task(job: tuple[int, int]) -> tuple[int, Found]:
+    index, cap = job
+    return index, _TASKS[index].search(cap)
 
 
-def _searches(tasks: list[_Partition], *, full: bool, processes: int) -> Iterator[Found]:
-    """Each partition's search result, in partition order; the first illegal one ends it unless `full`."""
+def _searches(tasks: list[_Partition], *, budget: int, full: bool, processes: int) -> list[Found | None]:
+    """Each partition's search result (None: not checked), searched in rounds. In round k every partition
+    not yet decided searches on up to `caps(budget)[k]` attempts; unless `full`, the first round in which one
+    is illegal is the last. So the verdict comes as soon as the quickest illegal partition is found, whatever
+    its place, and which partitions are decided depends on the history and the budget alone."""
+    results: list[Found | None] = [None] * len(tasks)
+    rounds = [budget] if full else caps(budget)
     if processes <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            found = task.search()
-            yield found
-            if found.status == ILLEGAL and not full:
-                return
-        return
-    # Forked workers inherit the tasks (step functions and plug-ins need not be picklable); results come back
-    # in partition order, so the partitions reported are the ones a sequential check reports.
+        running = {k: task.stepwise() for k, task in enumerate(tasks)}
+        for cap in rounds:
+            for k in list(running):
+                found = resume(running[k], cap)
+                if found is not None:
+                    results[k] = found
+                    del running[k]
+            if not running or any(r is not None and r.status == ILLEGAL for r in results):
+                break
+        return results
+    # Forked workers inherit the tasks (step functions and plug-ins need not be picklable). A worker cannot
+    # keep a paused search between rounds, so each round searches from the start with the round's cap as its
+    # budget: the same attempts in the same order, so the same results (at most twice the work).
     global _TASKS
     _TASKS = tasks
     try:
         with multiprocessing.get_context("fork").Pool(min(processes, len(tasks))) as pool:
-            for _index, found in pool.imap(_search_task, range(len(tasks))):
-                yield found
-                if found.status == ILLEGAL and not full:
-                    return  # leaving the block terminates the workers still searching
+            pending = list(range(len(tasks)))
+            for cap in rounds:
+                for k, found in pool.imap(_search_task, [(k, cap) for k in pending]):
+                    if found.status != UNKNOWN or cap >= budget:
+                        results[k] = found
+                pending = [k for k in pending if results[k] is None]
+                if not pending or any(r is not None and r.status == ILLEGAL for r in results):
+                    break
     finally:
         _TASKS = []
+    return results
 
 
 def check(
@@ -245,11 +288,11 @@ def check(
 ) -> Verdict:
     """Check a history; pure and deterministic.
 
-    Partitions are searched in order of their first invocation. By default the check stops at the first
-    illegal one, and reports the partitions after it as not checked (`NOT_CHECKED`): the verdict comes
-    first. `full=True` searches every partition, as a report that explains each one needs; the verdict and
-    the first illegal partition's explanation are the same either way. `processes` > 1 searches partitions
-    in that many forked processes, with the same result as one process.
+    By default the check stops after the first round (`caps`) in which a partition is illegal, and reports
+    the partitions still undecided as not checked (`NOT_CHECKED`): the verdict comes first. `full=True`
+    searches every partition, as a report that explains each one needs; the verdict and the first illegal
+    partition's explanation (`Verdict.first_illegal`) are the same either way. `processes` > 1 searches
+    partitions in that many forked processes, with the same result as one process.
 
     `final_documents` (default: `history.final_documents`) maps a partition (the journal's: a command key
     hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
@@ -312,8 +355,11 @@ def check(
 
     partitions: list[PartitionVerdict] = []
     final_state = initial
-    for task, found in zip(tasks, _searches(tasks, full=full, processes=processes), strict=False):
+    for task, found in zip(tasks, _searches(tasks, budget=budget, full=full, processes=processes), strict=True):
         calls, key_hash = task.calls, task.key_hash
+        if found is None:
+            partitions.append(PartitionVerdict(key_hash, NOT_CHECKED, (), (), None, 0))
+            continue
         order = tuple(calls[i] for i in found.order)
         if found.status == OK:
             placed = set(found.order)
@@ -336,8 +382,6 @@ def check(
                 plugin=plugin,
             )
         partitions.append(PartitionVerdict(key_hash, found.status, order, (), None, found.steps, explanation))
-    for task in tasks[len(partitions) :]:
-        partitions.append(PartitionVerdict(task.key_hash, NOT_CHECKED, (), (), None, 0))
 
     statuses = {p.status for p in partitions}
     status = ILLEGAL if ILLEGAL in statuses else UNKNOWN if UNKNOWN in statuses else OK

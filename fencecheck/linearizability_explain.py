@@ -303,8 +303,8 @@ def summarize(verdict: Verdict) -> str:
         ]
     else:
         text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
-    first = illegal[0]
+    first = verdict.first_illegal
     text.append(first.explanation.text() if first.explanation is not None else "(no explanation)")
     if len(illegal) > 1:
-        text.append(f"Other illegal {noun}s: " + ", ".join(p.key_hash[:8] for p in illegal[1:]))
+        text.append(f"Other illegal {noun}s: " + ", ".join(p.key_hash[:8] for p in illegal if p is not first))
     return "\n".join(text)

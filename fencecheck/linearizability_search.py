@@ -39,7 +39,7 @@ The budget counts placement attempts; exhausting it answers "unknown" with the b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
@@ -80,6 +80,48 @@ def search(
     matches: MatchFn,
 ) -> Found:
     """Search a linearization of `calls` (sorted by invocation) from `initial`; pure and deterministic."""
+    found = resume(stepwise(calls, initial, step, budget, final_ok, commutes, matches), budget)
+    assert found is not None  # a search never pauses at its own budget
+    return found
+
+
+def resume(search: Generator[int, int, Found], cap: int) -> Found | None:
+    """Run a `stepwise` search on until it has made `cap` placement attempts: what it found, or None when it
+    paused there (the same search with budget `cap` would have answered unknown)."""
+    try:
+        search.send(cap)
+    except StopIteration as done:
+        return done.value
+    return None
+
+
+def stepwise(
+    calls: tuple[Call, ...],
+    initial: Any,
+    step: StepFn,
+    budget: int,
+    final_ok: Callable[[Any], bool],
+    commutes: list[bool],
+    matches: MatchFn,
+) -> Generator[int, int, Found]:
+    """`search` in slices, for `resume`: each `send(cap)` runs it until it has made `cap` attempts (it yields
+    and waits for the next cap) or has found its answer (it returns it). Pausing changes nothing: the
+    attempts, their order and the result are those of one uninterrupted search with the same budget."""
+    searching = _stepwise(calls, initial, step, budget, final_ok, commutes, matches)
+    next(searching)
+    return searching
+
+
+def _stepwise(
+    calls: tuple[Call, ...],
+    initial: Any,
+    step: StepFn,
+    budget: int,
+    final_ok: Callable[[Any], bool],
+    commutes: list[bool],
+    matches: MatchFn,
+) -> Generator[int, int, Found]:
+    pause = yield 0
     n = len(calls)
     ops = [c.op for c in calls]
     definite = [c.outcome.definite for c in calls]
@@ -213,6 +255,8 @@ def search(
                 for i in candidates:
                     if commutes[i]:
                         steps += 1
+                        while steps > pause and pause < budget:
+                            pause = yield pause
                         if steps > budget:
                             return Found(UNKNOWN, best_order, best_state, budget)
                         new_state, matched = attempt(state, i)
@@ -257,6 +301,8 @@ def search(
         cursor[-1] = position + 1
         i = candidates[position]
         steps += 1
+        while steps > pause and pause < budget:
+            pause = yield pause
         if steps > budget:
             return Found(UNKNOWN, best_order, best_state, budget)
         new_state, matched = attempt(state, i)

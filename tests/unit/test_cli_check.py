@@ -7,10 +7,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 
 from fencecheck import cli
-from fencecheck.history import Call, Definite, History
+from fencecheck.history import Call, Definite, History, Planned, simulate
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import Ids, judge, save_counterexample, simulate_plan
@@ -53,6 +54,23 @@ def _double_grant(n: int) -> list[Call]:
         Call(base + 2, "b", Acquire(ref, "886313e1-3b8a-4372-9b90-0c9aee199e5d", T0 + timedelta(seconds=1)),
              4 * MS, 5 * MS, Definite(grant)),
     ]
+
+
+def _contested_double_grant() -> list[Call]:
+    """A registration, then 24 overlapping first acquires by distinct holders, one busy answer replaced by the
+    winner's grant: illegal, but only after a few hundred placement attempts."""
+    ref = CommandRef("test", "firebase_uid", "uid-0", "16fd2706-8baf-433b-82eb-8c7fada847da", "c", 1, "{}")
+    plans = [Planned("api", Register(ref, T0), 0, MS // 2, MS // 4)]
+    for k in range(24):
+        invoked = MS + k * 1000
+        holder = f"7c9e6679-7425-40de-944b-e07fc1f90a{k:02x}"
+        plans.append(Planned(f"w{k}", Acquire(ref, holder, T0 + timedelta(seconds=1)), invoked, invoked + 9 * MS,
+                             invoked + (k * 7919) % (9 * MS)))
+    calls = list(simulate(plans)[0].calls)
+    grant = next(c for c in calls if c.outcome.observed.get("outcome") == "lease_acquired")
+    busy = next(i for i, c in enumerate(calls) if c.outcome.observed.get("outcome") == "lease_busy")
+    calls[busy] = attrs.evolve(calls[busy], outcome=Definite(grant.outcome.observed))
+    return [attrs.evolve(c, id=100 + c.id) for c in calls]
 
 
 def test_a_linearizable_fixture_exits_0(capsys):
@@ -105,7 +123,8 @@ def test_a_budget_that_runs_out_exits_3(capsys):
 
 
 def test_the_check_stops_at_the_first_illegal_key_unless_full(tmp_path, capsys):
-    path = _write(tmp_path, "two.json", History(_double_grant(1) + _double_grant(2)).to_json())
+    """The contested key comes first but takes longer to prove illegal than the double grant after it."""
+    path = _write(tmp_path, "two.json", History(_contested_double_grant() + _double_grant(2)).to_json())
     code, out, _err = _check(capsys, path)
     assert code == 1
     assert "1 not checked" in out and out.count(": not checked (") == 1

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, Recorder, simulate
-from fencecheck.linearizability import check, normalize_documents
+from fencecheck.linearizability import FIRST_CAP, check, normalize_documents
 from model.journal import (
     Acquire,
     CommandRef,
@@ -694,29 +694,45 @@ def _register_calls(key: str, first_id: int, start: int, *, bad: bool) -> list[C
     ]
 
 
-def _three_registers() -> History:
-    calls = _register_calls("a", 0, 0, bad=False) + _register_calls("b", 2, MS // 2, bad=True)
-    return History(calls + _register_calls("c", 4, MS, bad=True), system="register")
+def _hard_illegal() -> History:
+    """One register (k0), 200 calls by 5 clients, one in ten answers lost, one read of a value never
+    written: illegal, proven in about 9,000 placement attempts."""
+    return break_reads(register_history(2, clients=5, keys=1, calls=200, lost_share=0.1, read_share=0.3), 1, 2)
+
+
+def _hard_then_easy() -> History:
+    """The hard illegal register k0 first (in order of first invocation), then an ok register a and an
+    illegal one b that take a few attempts each."""
+    easy = _register_calls("a", 1000, 5 * MS, bad=False) + _register_calls("b", 1002, 6 * MS, bad=True)
+    return History(list(_hard_illegal().calls) + easy, system="register")
 
 
 def test_the_check_stops_at_the_first_illegal_partition_and_says_what_it_did_not_check():
-    verdict = check(_three_registers(), plugin=REGISTER)
+    """Searched in rounds of doubling attempts: the easy illegal register gives the verdict in the first
+    round, while the hard one, first in order, is still undecided (not checked)."""
+    verdict = check(_hard_then_easy(), plugin=REGISTER)
     assert verdict.status == "illegal"
-    assert [(p.key_hash, p.status) for p in verdict.partitions] == [("a", "ok"), ("b", "illegal"), ("c", "not checked")]
-    assert [p.key_hash for p in verdict.not_checked] == ["c"]
-    assert verdict.partitions[2].steps == 0 and verdict.partitions[2].order == ()
-    assert verdict.explanation.key_hash == "b" and verdict.explanation.unplaceable_id == 3
+    assert [(p.key_hash, p.status) for p in verdict.partitions] == [
+        ("k0", "not checked"), ("a", "ok"), ("b", "illegal")
+    ]
+    assert [p.key_hash for p in verdict.not_checked] == ["k0"]
+    assert verdict.partitions[0].steps == 0 and verdict.partitions[0].order == ()
+    assert verdict.steps < FIRST_CAP * 3  # the hard register's attempts so far are not counted
+    assert verdict.first_illegal.key_hash == "b" and verdict.explanation.unplaceable_id == 1003
     assert verdict.explain().startswith("illegal: 1 of 2 register(s) checked are not linearizable; 1 not checked")
 
 
 def test_full_mode_checks_every_partition_with_the_same_verdict_and_explanation():
-    history = _three_registers()
+    history = _hard_then_easy()
     first, full = check(history, plugin=REGISTER), check(history, plugin=REGISTER, full=True)
-    assert [p.status for p in full.partitions] == ["ok", "illegal", "illegal"] and not full.not_checked
+    assert [p.status for p in full.partitions] == ["illegal", "ok", "illegal"] and not full.not_checked
+    assert full.partitions[0].steps > FIRST_CAP
     assert full.status == first.status == "illegal"
+    assert full.first_illegal.key_hash == "b"  # found in the first round, though k0 comes first in order
     assert full.explanation.text() == first.explanation.text()
     assert full.explain().startswith("illegal: 2 of 3 register(s) are not linearizable.")
-    assert "Other illegal registers: c" in full.explain()
+    assert "Other illegal registers: k0" in full.explain()
+    assert full.partitions[0].explanation.unplaceable.outcome.observed == {"outcome": "read", "value": -1}
 
 
 def test_an_unknown_partition_does_not_stop_the_check():
@@ -734,22 +750,22 @@ def test_an_unknown_partition_does_not_stop_the_check():
 
 
 def test_parallel_processes_give_the_sequential_verdict():
-    history = break_reads(register_history(3, calls=600), 2, seed=3)
-    for full in (False, True):
-        one = check(history, plugin=REGISTER, full=full)
-        two = check(history, plugin=REGISTER, full=full, processes=2)
-        assert one.status == two.status == "illegal"
-        assert [(p.key_hash, p.status, p.steps) for p in one.partitions] == [
-            (p.key_hash, p.status, p.steps) for p in two.partitions
-        ]
-        assert one.order == two.order and one.explain() == two.explain()
-    assert check(history, plugin=REGISTER, full=True, processes=2).not_checked == ()
+    for history in (break_reads(register_history(3, calls=600), 2, seed=3), _hard_then_easy()):
+        for full in (False, True):
+            one = check(history, plugin=REGISTER, full=full)
+            two = check(history, plugin=REGISTER, full=full, processes=2)
+            assert one.status == two.status == "illegal"
+            assert [(p.key_hash, p.status, p.steps) for p in one.partitions] == [
+                (p.key_hash, p.status, p.steps) for p in two.partitions
+            ]
+            assert one.order == two.order and one.explain() == two.explain()
+            assert bool(one.not_checked) == (not full)
     ok = register_history(3, calls=600)
     assert check(ok, plugin=REGISTER, processes=2).final_state == check(ok, plugin=REGISTER).final_state
 
 
 def test_budget_exhaustion_is_unknown_deterministically():
-    history = break_reads(register_history(2, clients=5, keys=1, calls=200, lost_share=0.1, read_share=0.3), 1, 2)
+    history = _hard_illegal()
     runs = [check(history, plugin=REGISTER, budget=500, processes=p) for p in (1, 1, 2)]
     assert {v.status for v in runs} == {"unknown"}
     assert {v.steps for v in runs} == {500}
@@ -758,11 +774,10 @@ def test_budget_exhaustion_is_unknown_deterministically():
 
 
 def test_an_illegal_register_with_many_lost_writes_resolves_within_the_budget():
-    """200 calls by 5 clients, one in ten answers lost, one read of a value never written. Memoization on
-    (calls linearized, state) alone keeps every placed-or-not choice of the open lost writes apart and ran
-    out of 200,000 attempts here; with failed-node subsumption and absorption it takes about 9,000."""
-    history = break_reads(register_history(2, clients=5, keys=1, calls=200, lost_share=0.1, read_share=0.3), 1, 2)
-    verdict = check(history, plugin=REGISTER, budget=200_000)
+    """Memoization on (calls linearized, state) alone keeps every placed-or-not choice of the open lost
+    writes apart and ran out of 200,000 attempts on `_hard_illegal`; with failed-node subsumption and
+    absorption it takes about 9,000."""
+    verdict = check(_hard_illegal(), plugin=REGISTER, budget=200_000)
     assert verdict.status == "illegal"
     read = verdict.explanation.unplaceable
     assert read.outcome.observed == {"outcome": "read", "value": -1}
