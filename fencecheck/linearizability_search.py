@@ -22,9 +22,11 @@ Absorption: a call placed right after an indefinite one, that matches without it
 state and keeps the indefinite call for later. Trying definite calls first means that sibling usually comes
 first and has failed already.
 
-Without these two, each indefinite call still open doubles the nodes the search can reach (placed-or-not
+Without absorption, each indefinite call still open doubles the nodes the search can reach (placed-or-not
 choices that plain (bitset, state) memoization keeps apart): an illegal partition of a 2,000-call register
-history with a dozen lost writes exhausted any budget (benchmarks/checker.py).
+history with a dozen lost writes exhausted any budget (benchmarks/checker.py). With it, and definite calls
+tried first, the subsumption rarely prunes more than an exact match would; it is kept because it is sound
+and costs one comparison per recorded set.
 
 Read-only commutation: when a definite call `commutes[i]` can be placed now, matches and leaves the state
 unchanged, it is placed at once and no alternative is explored at that node (see the soundness condition in

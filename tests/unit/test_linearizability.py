@@ -696,8 +696,8 @@ def _register_calls(key: str, first_id: int, start: int, *, bad: bool) -> list[C
 
 def _hard_illegal() -> History:
     """One register (k0), 200 calls by 5 clients, one in ten answers lost, one read of a value never
-    written: illegal, proven in about 9,000 placement attempts."""
-    return break_reads(register_history(2, clients=5, keys=1, calls=200, lost_share=0.1, read_share=0.3), 1, 2)
+    written: illegal, proven in about 30,000 placement attempts."""
+    return break_reads(register_history(13, clients=5, keys=1, calls=200, lost_share=0.1, read_share=0.3), 1, 13)
 
 
 def _hard_then_easy() -> History:
@@ -775,8 +775,8 @@ def test_budget_exhaustion_is_unknown_deterministically():
 
 def test_an_illegal_register_with_many_lost_writes_resolves_within_the_budget():
     """Memoization on (calls linearized, state) alone keeps every placed-or-not choice of the open lost
-    writes apart and ran out of 200,000 attempts on `_hard_illegal`; with failed-node subsumption and
-    absorption it takes about 9,000."""
+    writes apart and runs out of 300,000 attempts on `_hard_illegal`; pruning a write over an unobserved
+    lost write (absorption) it takes about 30,000."""
     verdict = check(_hard_illegal(), plugin=REGISTER, budget=200_000)
     assert verdict.status == "illegal"
     read = verdict.explanation.unplaceable
