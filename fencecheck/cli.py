@@ -271,8 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="judge a saved history with the linearizability checker and explain the verdict",
         description="Check the history in a saved file (a history, a race result or counterexample, a parallel "
-        "counterexample, a checker fixture) of any system, from the model state after its setup. It stops at the "
-        "first illegal partition unless --full. Exit 0 ok, 1 illegal, 3 unknown (budget ran out), 2 usage error.",
+        "counterexample, a checker fixture) of any system, from the model state after its setup. The verdict comes "
+        "first: it stops once a partition is illegal unless --full. Exit 0 ok, 1 illegal, 3 unknown (budget ran "
+        "out), 2 usage error.",
     )
     check_parser.add_argument("path", metavar="HISTORY.json", help="the saved history")
     check_parser.add_argument("--full", action="store_true", help="check every partition, not only up to the "
