@@ -9,6 +9,14 @@ median of several runs of `check`, with the targets of the issue next to them:
 - partitioned: 1,000 calls over 40 command keys (5 workers per key: acquire, complete or fail with the
   fence they hold, stalls past expiry, takeovers, stale fences, lost answers); target <= 2 s.
 
+Then verdict first against the full report (issue 13): 2,000-call histories of 50 clients over 10 keys, a
+read/write register per key (the test system `tests/register_plugin.py`, through the plug-in interface) and
+the journal (10 keys x 5 workers), each linearizable and with some keys broken. For each: the time and
+placement attempts to the first verdict (`check`, which stops after the first round with an illegal key),
+to the full report (`check(full=True)`, every key) and the full report in 2 processes. Targets: the first
+verdict in under 1 s, and no key of a linearizable history exhausting its budget. Wall and CPU time are
+both printed: the target is judged on wall time, which a loaded machine inflates.
+
     .venv/bin/python benchmarks/checker.py [--runs 7] [--seed 1]
 """
 
@@ -29,8 +37,9 @@ import attrs
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate  # noqa: E402
-from fencecheck.linearizability import check  # noqa: E402
+from fencecheck.linearizability import DEFAULT_BUDGET, check  # noqa: E402
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step  # noqa: E402
+from tests.register_plugin import REGISTER, break_reads, register_history  # noqa: E402
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 MS = 1_000_000  # ns
@@ -171,6 +180,75 @@ def partitioned(seed: int = 1, keys: int = 40, total: int = 1000) -> History:
     return _workers_history(random.Random(seed), keys, total // keys)
 
 
+def _break_journal(history: History, keys: int, seed: int) -> History:
+    """In `keys` command keys, one definite answer past the first quarter of the key becomes lease_rejected
+    (or terminal_conflict where it was lease_rejected)."""
+    rng = random.Random(seed)
+    calls = list(history.calls)
+    by_key: dict[str, list[int]] = {}
+    for index, call in enumerate(calls):
+        if call.outcome.definite:
+            by_key.setdefault(call.op.command.key_hash, []).append(index)
+    for key in rng.sample(sorted(by_key), keys):
+        index = rng.choice(by_key[key][len(by_key[key]) // 4 :])
+        wrong = "terminal_conflict" if calls[index].outcome.observed == "lease_rejected" else "lease_rejected"
+        calls[index] = attrs.evolve(calls[index], outcome=Definite(wrong))
+    return History(calls, history.final_documents)
+
+
+def verdict_first(seed: int, runs: int) -> list[str]:
+    """Rows: per 2,000-call history, the first verdict beside the full report (seconds, attempts)."""
+    register_ok = register_history(seed)
+    register_harsh = register_history(seed, lost_share=0.1, read_share=0.3)
+    journal_ok = _workers_history(random.Random(seed), 10, 200)
+    cases = [
+        ("register, linearizable", register_ok, REGISTER),
+        ("register, 3 keys broken", break_reads(register_ok, 3, seed), REGISTER),
+        ("register, 10% lost, 30% reads, linearizable", register_harsh, REGISTER),
+        ("register, 10% lost, 30% reads, 3 keys broken", break_reads(register_harsh, 3, seed), REGISTER),
+        ("journal, linearizable", journal_ok, None),
+        ("journal, 4 keys broken", _break_journal(journal_ok, 4, seed), None),
+    ]
+    rows = []
+    width = max(len(name) for name, _h, _p in cases)
+    for name, history, plugin in cases:
+        options = {} if plugin is None else {"plugin": plugin}
+        first_s, first_cpu, first = _time_cpu(lambda h=history, o=options: check(h, **o), runs)
+        full_s, full_cpu, full = _time_cpu(lambda h=history, o=options: check(h, full=True, **o), runs)
+        par_s, _par = _time(lambda h=history, o=options: check(h, full=True, processes=2, **o), runs)
+        clients = len({c.caller for c in history.calls})
+        worst = max(p.steps for p in full.partitions)
+        counts = {s: sum(p.status == s for p in full.partitions) for s in ("ok", "illegal", "unknown")}
+        if "broken" in name:
+            goal = f"target: first verdict <= 1 s {'MET' if first_s <= 1.0 else 'MISSED'}"
+        else:  # every key must be searched to say ok: the first verdict is the full report
+            goal = f"target: no key exhausts its budget {'MET' if counts['unknown'] == 0 else 'MISSED'}"
+        rows.append(
+            f"  {name:<{width}}  {len(history.calls)} calls, {clients} clients, {len(full.partitions)} keys"
+            f"\n    first verdict {first.status:<8} {first_s * 1000:8.1f} ms (CPU {first_cpu * 1000:7.1f} ms)"
+            f" {first.steps:>9} attempts"
+            f" ({len(first.not_checked)} keys not checked)"
+            f"\n    full report   {full.status:<8} {full_s * 1000:8.1f} ms (CPU {full_cpu * 1000:7.1f} ms)"
+            f" {full.steps:>9} attempts"
+            f" (ok {counts['ok']}, illegal {counts['illegal']}, unknown {counts['unknown']};"
+            f" worst key {worst} of {DEFAULT_BUDGET}); in 2 processes {par_s * 1000:.1f} ms"
+            f"\n    {goal}"
+        )
+    return rows
+
+
+def _time_cpu(fn, runs: int) -> tuple[float, float, object]:
+    """Median wall and CPU seconds (on a shared machine the CPU time says what the checker itself took)."""
+    walls, cpus = [], []
+    result = None
+    for _ in range(runs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = fn()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
+
+
 def _time(fn, runs: int) -> tuple[float, object]:
     samples = []
     result = None
@@ -217,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<{width}}  {n_calls:>5} calls  {figure}  {verdict.status:<8} {verdict.steps:>8} steps  {goal}")
     indefinite = sum(1 for c in big.calls if not c.outcome.definite)
     print(f"  (partitioned history: {indefinite} indefinite calls)")
+    print(f"verdict first against the full report (median of {min(args.runs, 3)} runs, seed {args.seed})")
+    for row in verdict_first(args.seed, min(args.runs, 3)):
+        print(row)
     return 0
 
 

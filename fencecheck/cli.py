@@ -219,6 +219,19 @@ def replay_command(args: argparse.Namespace) -> int:
     return 1 if outcome.still_fails else 0
 
 
+def check_command(args: argparse.Namespace) -> int:
+    from . import check_command as checking
+
+    budget = checking.DEFAULT_BUDGET if args.budget is None else args.budget
+    return checking.main(args.path, full=args.full, budget=budget, processes=args.processes)
+
+
+def _count(text: str, least: int = 0) -> int:
+    if not text.isdigit() or int(text) < least:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= {least}")
+    return int(text)
+
+
 def emulator_command(args: argparse.Namespace) -> int:
     from . import emulator_service as service
 
@@ -281,6 +294,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeat", type=int, default=5, help="runs of a concurrent program (default 5): interleavings vary"
     )
     replay_parser.set_defaults(handler=replay_command)
+    check_parser = commands.add_parser(
+        "check",
+        help="judge a saved history with the linearizability checker and explain the verdict",
+        description="Check the history in a saved file (a history, a race result or counterexample, a parallel "
+        "counterexample, a checker fixture) of any system, from the model state after its setup. The verdict comes "
+        "first: it stops once a partition is illegal unless --full. Exit 0 ok, 1 illegal, 3 unknown (budget ran "
+        "out), 2 usage error.",
+    )
+    check_parser.add_argument("path", metavar="HISTORY.json", help="the saved history")
+    check_parser.add_argument("--full", action="store_true", help="check every partition, not only up to the "
+                              "first illegal one")
+    check_parser.add_argument("--budget", type=_count, default=None, metavar="N",
+                              help="placement attempts per partition (default 1,000,000)")
+    check_parser.add_argument("--processes", type=lambda text: _count(text, 1), default=1, metavar="N",
+                              help="search partitions in N processes (default 1)")
+    check_parser.set_defaults(handler=check_command)
     emulator_parser = commands.add_parser(
         "emulator",
         help="start, stop or query a Firestore emulator that keeps running between commands",

@@ -7,12 +7,9 @@ how operations map to partitions, and the documents each partition's state predi
 between its invocation and its completion, in an order whose model answers are the observed ones (and,
 when the history carries the stored documents, whose final model state predicts them exactly).
 
-Algorithm: Wing & Gong's search with Lowe's just-in-time linearization and state memoization, the way
-Porcupine's `checkSingle` does it. Invocation and completion events of one partition sit in a doubly linked
-list sorted by time (invocations before completions at equal instants). A call may be linearized next when
-its invocation precedes the first completion among calls not yet linearized; linearizing one lifts its two
-events out of the list, backtracking puts them back. Every (set of linearized calls as an int bitset, model
-state) reached is cached, and reaching a cached pair again is pruned.
+Algorithm (`fencecheck.linearizability_search`): Wing & Gong's search with Lowe's just-in-time
+linearization and memoization of failed (calls linearized, model state) nodes, the way Porcupine's
+`checkSingle` does it, with failed nodes also pruning the same node with more indefinite calls placed.
 
 Extensions:
 
@@ -38,8 +35,16 @@ Extensions:
   linearization only counts when `documents_of` of its final state equals them exactly (types included:
   `True` is not `1`; a Firestore timestamp equals the same instant as a `datetime`). The search goes on
   through other linearizations (other orders, other subsets of indefinite calls) until one matches.
+- *Exact answers*: a model answer matches an observed one by `plugin.answer_matches` (the lockstep's test:
+  exact types, key order), so `fenceEpoch: True` or reordered keys are illegal here as they are there.
 - *Budget*: the number of placement attempts per partition. Exhausting it answers "unknown". No wall clock
   is read: the verdict is a deterministic function of the history and the budget.
+- *Verdict first*: partitions are searched in rounds of doubling attempts (100, 200, 400, ... up to the
+  budget), the way Porcupine runs them side by side: the check stops after the first round in which a
+  partition is illegal and reports the undecided ones as not checked. So one hard partition does not hold
+  back the verdict that an easy illegal one gives. `full=True` searches every partition to the end. Either
+  way the verdict and the first illegal partition's explanation are the same. `processes=N` searches
+  partitions in N forked processes with the same result.
 
 On "illegal" the verdict explains itself (see `linearizability_explain`): the longest linearizable prefix
 found (most definite calls, then most calls), the first call that cannot be placed after it (the pending
@@ -49,7 +54,8 @@ completion) with the model's answer there, or the final documents' differences, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import multiprocessing
+from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -57,24 +63,38 @@ import attrs
 
 from .history import Call, History
 from .linearizability_explain import Explanation, explain_partition, summarize
+from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, resume, search, stepwise
 from .plugin import SystemPlugin
 from .plugins.journal import JOURNAL
 
-OK = "ok"
-ILLEGAL = "illegal"
-UNKNOWN = "unknown"
+NOT_CHECKED = "not checked"  # a partition after the first illegal one, when the check stopped there
 DEFAULT_BUDGET = 1_000_000
+FIRST_CAP = 100  # attempts per partition in the first round of a check that stops at the first illegal one
 
-StepFn = Callable[[Any, Any], tuple[Any, Any]]
 DocumentsFn = Callable[[Any], dict[str, dict[str, Any]]]
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "ILLEGAL",
+    "NOT_CHECKED",
+    "OK",
+    "UNKNOWN",
+    "PartitionVerdict",
+    "Verdict",
+    "check",
+    "normalize_documents",
+    "normalize_value",
+]
 
 
 @attrs.frozen(eq=False)
 class PartitionVerdict:
-    """The verdict for one command key.
+    """The verdict for one partition (the journal's: a command key).
 
-    `order` is the linearization found (ok), the longest linearizable prefix (illegal), or the longest
-    prefix reached before the budget ran out (unknown). `omitted` lists the indefinite calls left out of an
+    `status` is ok, illegal, unknown or not checked (still undecided when the check stopped at the first
+    illegal partition: then `order` is empty and `steps` 0). `order` is the linearization found (ok), the
+    longest linearizable prefix (illegal), or the longest prefix reached before the budget ran out
+    (unknown). `omitted` lists the indefinite calls left out of an
     ok linearization (taken as never applied). `final_state` is the model state after `order` (ok only).
     """
 
@@ -111,12 +131,22 @@ class Verdict:
         return sum(p.steps for p in self.partitions)
 
     @property
+    def not_checked(self) -> tuple[PartitionVerdict, ...]:
+        """The partitions left unsearched because the check stopped at the first illegal one."""
+        return tuple(p for p in self.partitions if p.status == NOT_CHECKED)
+
+    @property
+    def first_illegal(self) -> PartitionVerdict | None:
+        """The illegal partition found first: in the earliest round (`round_of` its attempts), then in order
+        of first invocation. The same whether the check stopped there or went on (`full`)."""
+        illegal = [(round_of(p.steps, self.budget), k) for k, p in enumerate(self.partitions) if p.status == ILLEGAL]
+        return self.partitions[min(illegal)[1]] if illegal else None
+
+    @property
     def explanation(self) -> Explanation | None:
-        """The explanation of the first illegal partition (in order of first invocation)."""
-        for p in self.partitions:
-            if p.explanation is not None:
-                return p.explanation
-        return None
+        """The explanation of the first illegal partition (`first_illegal`)."""
+        first = self.first_illegal
+        return None if first is None else first.explanation
 
     def explain(self) -> str:
         return summarize(self)
@@ -159,169 +189,88 @@ def normalize_documents(docs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]
     return {path: normalize_value(doc) for path, doc in docs.items()}
 
 
-# --- the search ------------------------------------------------------------------------------------
+# --- partitions and the public entry point ---------------------------------------------------------
 
 
 @attrs.frozen(eq=False)
-class _Search:
-    status: str
-    order: tuple[int, ...]  # ok: the linearization; otherwise the best prefix
-    state: Any  # the state after `order`
-    steps: int
+class _Partition:
+    """One partition's search problem, everything `search` needs (a forked worker reads it from `_TASKS`)."""
+
+    key_hash: str
+    calls: tuple[Call, ...]
+    start: Any
+    step: StepFn
+    budget: int
+    final_ok: Callable[[Any], bool]
+    commutes: list[bool]
+    matches: MatchFn
+
+    def search(self, budget: int) -> Found:
+        return search(self.calls, self.start, self.step, budget, self.final_ok, self.commutes, self.matches)
+
+    def stepwise(self) -> Generator[int, int, Found]:
+        return stepwise(self.calls, self.start, self.step, self.budget, self.final_ok, self.commutes, self.matches)
 
 
-def _search(
-    calls: tuple[Call, ...],
-    initial: Any,
-    step: StepFn,
-    budget: int,
-    final_ok: Callable[[Any], bool],
-    commutes: list[bool],
-) -> _Search:
-    """Search a linearization of `calls` (sorted by invocation) from `initial`; pure and deterministic."""
-    n = len(calls)
-    ops = [c.op for c in calls]
-    definite = [c.outcome.definite for c in calls]
-    any_commutes = any(commutes)
-    observed = [c.outcome.observed if c.outcome.definite else None for c in calls]
-    bits = [1 << i for i in range(n)]
-
-    # Events: (time, kind, index); invocations (kind 0) sort before completions (kind 1) at equal times.
-    events = [(c.invoked_at, 0, i) for i, c in enumerate(calls)]
-    events += [(c.completed_at, 1, i) for i, c in enumerate(calls) if definite[i]]
-    events.sort()
-    e_count = len(events)
-    head, end = e_count, e_count + 1
-    nxt = list(range(1, e_count + 1)) + [0 if e_count else end, end]
-    prv = [head] + list(range(e_count - 1)) + [head, e_count - 1 if e_count else head]
-    if e_count:
-        nxt[e_count - 1] = end
-    else:
-        prv = [head, head]
-    stops = [kind == 1 for _t, kind, _i in events] + [True, True]  # completions (and the end) stop a scan
-    call_of = [i for _t, _kind, i in events] + [-1, -1]
-    call_event = [0] * n
-    return_event = [-1] * n
-    for e, (_t, kind, i) in enumerate(events):
-        if kind == 0:
-            call_event[i] = e
-        else:
-            return_event[i] = e
-
-    def lift(i: int) -> None:
-        e = call_event[i]
-        nxt[prv[e]] = nxt[e]
-        prv[nxt[e]] = prv[e]
-        r = return_event[i]
-        if r >= 0:
-            nxt[prv[r]] = nxt[r]
-            prv[nxt[r]] = prv[r]
-
-    def unlift(i: int) -> None:
-        r = return_event[i]
-        if r >= 0:
-            nxt[prv[r]] = r
-            prv[nxt[r]] = r
-        e = call_event[i]
-        nxt[prv[e]] = e
-        prv[nxt[e]] = e
-
-    memo: dict[tuple[int, Any], tuple[Any, bool]] = {}
-
-    def attempt(state: Any, i: int) -> tuple[Any, bool]:
-        key = (i, state)
-        found = memo.get(key)
-        if found is None:
-            new_state, result = step(state, ops[i])
-            found = (new_state, result.matches(observed[i]) if definite[i] else True)
-            memo[key] = found
-        return found
-
-    state = initial
-    linearized = 0
-    remaining = sum(definite)
-    n_definite = remaining
-    stack_call: list[int] = []
-    stack_state: list[Any] = []
-    stack_greedy: list[bool] = []
-    cache: set[tuple[int, Any]] = set()
-    steps = 0
-    best_score = (-1, -1)
-    best_order: tuple[int, ...] = ()
-    best_state = initial
-    arrived = True
-    entry = end
-
-    while True:
-        if arrived:
-            arrived = False
-            score = (n_definite - remaining, len(stack_call))
-            if score > best_score:
-                best_score, best_order, best_state = score, tuple(stack_call), state
-            if remaining == 0 and final_ok(state):
-                return _Search(OK, tuple(stack_call), state, steps)
-            entry = nxt[head]
-            if any_commutes:
-                greedy = -1
-                e = entry
-                while not stops[e]:
-                    i = call_of[e]
-                    if definite[i] and commutes[i]:
-                        steps += 1
-                        if steps > budget:
-                            return _Search(UNKNOWN, best_order, best_state, budget)
-                        new_state, matched = attempt(state, i)
-                        if matched and new_state is state:
-                            greedy = i
-                            break
-                    e = nxt[e]
-                if greedy >= 0:
-                    key = (linearized | bits[greedy], state)
-                    if key in cache:
-                        entry = end  # that child already failed, so this node fails
-                    else:
-                        cache.add(key)
-                        stack_call.append(greedy)
-                        stack_state.append(state)
-                        stack_greedy.append(True)
-                        linearized |= bits[greedy]
-                        lift(greedy)
-                        remaining -= 1
-                        arrived = True
-                        continue
-        if stops[entry]:
-            if not stack_call:
-                return _Search(ILLEGAL, best_order, best_state, steps)
-            i = stack_call.pop()
-            state = stack_state.pop()
-            was_greedy = stack_greedy.pop()
-            unlift(i)
-            linearized &= ~bits[i]
-            remaining += definite[i]
-            entry = end if was_greedy else nxt[call_event[i]]
-            continue
-        i = call_of[entry]
-        steps += 1
-        if steps > budget:
-            return _Search(UNKNOWN, best_order, best_state, budget)
-        new_state, matched = attempt(state, i)
-        if matched and (new_state is not state or definite[i]):
-            key = (linearized | bits[i], new_state)
-            if key not in cache:
-                cache.add(key)
-                stack_call.append(i)
-                stack_state.append(state)
-                stack_greedy.append(False)
-                state = new_state
-                linearized |= bits[i]
-                lift(i)
-                remaining -= definite[i]
-                arrived = True
-                continue
-        entry = nxt[entry]
+def caps(budget: int) -> list[int]:
+    """The attempts each partition may have made by the end of each round: 100, 200, 400, ... and the budget."""
+    out = []
+    cap = FIRST_CAP
+    while cap < budget:
+        out.append(cap)
+        cap *= 2
+    return [*out, budget]
 
 
-# --- partitions and the public entry point ---------------------------------------------------------
+def round_of(steps: int, budget: int) -> int:
+    """The round in which a search that ends after `steps` attempts ends."""
+    return next(k for k, cap in enumerate(caps(budget)) if steps <= cap)
+
+
+_TASKS: list[_Partition] = []  # the partitions of the check under way, for workers forked from it
+
+
+def _search_task(job: tuple[int, int]) -> tuple[int, Found]:
+    index, cap = job
+    return index, _TASKS[index].search(cap)
+
+
+def _searches(tasks: list[_Partition], *, budget: int, full: bool, processes: int) -> list[Found | None]:
+    """Each partition's search result (None: not checked), searched in rounds. In round k every partition
+    not yet decided searches on up to `caps(budget)[k]` attempts; unless `full`, the first round in which one
+    is illegal is the last. So the verdict comes as soon as the quickest illegal partition is found, whatever
+    its place, and which partitions are decided depends on the history and the budget alone."""
+    results: list[Found | None] = [None] * len(tasks)
+    rounds = [budget] if full else caps(budget)
+    if processes <= 1 or len(tasks) <= 1:
+        running = {k: task.stepwise() for k, task in enumerate(tasks)}
+        for cap in rounds:
+            for k in list(running):
+                found = resume(running[k], cap)
+                if found is not None:
+                    results[k] = found
+                    del running[k]
+            if not running or any(r is not None and r.status == ILLEGAL for r in results):
+                break
+        return results
+    # Forked workers inherit the tasks (step functions and plug-ins need not be picklable). A worker cannot
+    # keep a paused search between rounds, so each round searches from the start with the round's cap as its
+    # budget: the same attempts in the same order, so the same results (at most twice the work).
+    global _TASKS
+    _TASKS = tasks
+    try:
+        with multiprocessing.get_context("fork").Pool(min(processes, len(tasks))) as pool:
+            pending = list(range(len(tasks)))
+            for cap in rounds:
+                for k, found in pool.imap(_search_task, [(k, cap) for k in pending]):
+                    if found.status != UNKNOWN or cap >= budget:
+                        results[k] = found
+                pending = [k for k in pending if results[k] is None]
+                if not pending or any(r is not None and r.status == ILLEGAL for r in results):
+                    break
+    finally:
+        _TASKS = []
+    return results
 
 
 def check(
@@ -334,19 +283,30 @@ def check(
     final_documents: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
     documents_of: DocumentsFn | None = None,
     commute_read_only: bool | None = None,
+    full: bool = False,
+    processes: int = 1,
 ) -> Verdict:
     """Check a history; pure and deterministic.
+
+    By default the check stops after the first round (`caps`) in which a partition is illegal, and reports
+    the partitions still undecided as not checked (`NOT_CHECKED`): the verdict comes first. `full=True`
+    searches every partition, as a report that explains each one needs; the verdict and the first illegal
+    partition's explanation (`Verdict.first_illegal`) are the same either way. `processes` > 1 searches
+    partitions in that many forked processes, with the same result as one process.
 
     `final_documents` (default: `history.final_documents`) maps a partition (the journal's: a command key
     hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
     placement attempts per partition. `step` (default: the plug-in's) may be replaced by a broken model;
-    `documents_of(state)` (default: the plug-in's documents of the partition) likewise. `commute_read_only`
-    (default: for each call, `plugin.commutes_when_read_only(op)`) relies on the model property stated in the
-    module docstring, which holds for the four journal calls (histories never hold `InjectFault`); pass False
-    for a step function without it.
+    `documents_of(state)` (default: the plug-in's documents of the partition) likewise. Answers are compared
+    by `plugin.answer_matches` (exact types and key order). `commute_read_only` (default: for each call,
+    `plugin.commutes_when_read_only(op)`) relies on the model property stated in the module docstring, which
+    holds for the four journal calls (histories never hold `InjectFault`); pass False for a step function
+    without it.
     """
     if budget < 0:
         raise ValueError("budget must be >= 0")
+    if processes < 1:
+        raise ValueError("processes must be >= 1")
     step = plugin.step if step is None else step
     initial = plugin.initial_state() if initial_state is None else initial_state
     if final_documents is None:
@@ -358,11 +318,10 @@ def check(
     for key_hash in sorted(final_documents):
         groups.setdefault(key_hash, [])
 
-    partitions: list[PartitionVerdict] = []
-    final_state = initial
+    tasks: list[_Partition] = []
+    documents: dict[str, DocumentsFn] = {}
     for key_hash, group in groups.items():
         calls = tuple(group)
-        start = plugin.restrict(initial, key_hash)
         expected = final_documents.get(key_hash)
         if documents_of is None:
 
@@ -371,6 +330,7 @@ def check(
 
         else:
             docs_of = documents_of
+        documents[key_hash] = docs_of
         if expected is None:
 
             def final_ok(_state: Any) -> bool:
@@ -390,7 +350,16 @@ def check(
             commutes = [plugin.commutes_when_read_only(call.op) for call in calls]
         else:
             commutes = [commute_read_only] * len(calls)
-        found = _search(calls, start, step, budget, final_ok, commutes)
+        start = plugin.restrict(initial, key_hash)
+        tasks.append(_Partition(key_hash, calls, start, step, budget, final_ok, commutes, plugin.answer_matches))
+
+    partitions: list[PartitionVerdict] = []
+    final_state = initial
+    for task, found in zip(tasks, _searches(tasks, budget=budget, full=full, processes=processes), strict=True):
+        calls, key_hash = task.calls, task.key_hash
+        if found is None:
+            partitions.append(PartitionVerdict(key_hash, NOT_CHECKED, (), (), None, 0))
+            continue
         order = tuple(calls[i] for i in found.order)
         if found.status == OK:
             placed = set(found.order)
@@ -403,12 +372,12 @@ def check(
             explanation = explain_partition(
                 key_hash,
                 calls,
-                start,
+                task.start,
                 found.order,
                 found.state,
                 step,
-                expected_documents=expected,
-                documents_of=docs_of,
+                expected_documents=final_documents.get(key_hash),
+                documents_of=documents[key_hash],
                 normalize=normalize_value,
                 plugin=plugin,
             )

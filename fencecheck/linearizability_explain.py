@@ -295,9 +295,16 @@ def summarize(verdict: Verdict) -> str:
             f" for {keys}; no partition is illegal"
         )
     illegal = [p for p in parts if p.status == "illegal"]
-    text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
-    first = illegal[0]
+    unchecked = len(verdict.not_checked)
+    if unchecked:
+        text = [
+            f"illegal: {len(illegal)} of {len(parts) - unchecked} {noun}(s) checked are not linearizable;"
+            f" {unchecked} not checked (the check stops at the first illegal {noun}; full mode checks every one)."
+        ]
+    else:
+        text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
+    first = verdict.first_illegal
     text.append(first.explanation.text() if first.explanation is not None else "(no explanation)")
     if len(illegal) > 1:
-        text.append(f"Other illegal {noun}s: " + ", ".join(p.key_hash[:8] for p in illegal[1:]))
+        text.append(f"Other illegal {noun}s: " + ", ".join(p.key_hash[:8] for p in illegal if p is not first))
     return "\n".join(text)

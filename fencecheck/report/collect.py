@@ -296,7 +296,7 @@ def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
     failing = None
     linearization = "none"
     if verdict in ("ok", "illegal"):  # "unknown" ran out of budget once already; it would again
-        checked = check(history, plugin=plugin, initial_state=state)
+        checked = check(history, plugin=plugin, initial_state=state, full=True)  # every partition's order
         if checked.status != verdict:
             notes.append(f"{name}: re-checking the history gave {checked.status}, the run recorded {verdict}")
         else:
