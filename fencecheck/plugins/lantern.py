@@ -24,7 +24,7 @@ import reference.lantern
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_project, typed
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code
+from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from model.lantern import (
     ERROR_CODES,
     TRANSITIONS,
@@ -187,26 +187,6 @@ def ops_from_json(_header: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
     return [op_from_json(item) for item in raw]
 
 
-def same_json(expected: Any, observed: Any) -> bool:
-    """Exactly the same JSON value: the same types at every level (True is not 1, 1.0 is not 1) and the same
-    key order in every object."""
-    if type(expected) is not type(observed):
-        return False
-    if isinstance(expected, dict):
-        return list(expected) == list(observed) and all(same_json(expected[k], observed[k]) for k in expected)
-    if isinstance(expected, list):
-        return len(expected) == len(observed) and all(map(same_json, expected, observed))
-    return expected == observed
-
-
-def answer_matches(result: Any, observed: Any) -> bool:
-    """The model's answer is the observed one exactly (`same_json`); an error code is a string."""
-    if isinstance(observed, str) or observed is None:
-        return result.outcome is None and result.code == observed
-    expected = result.output
-    return expected is not None and same_json(expected, observed)
-
-
 def _clock_of(op: Any) -> datetime | None:
     return op.now if isinstance(op, Light | ScheduledLight | Extinguish | ReadActive) else None
 
@@ -241,7 +221,7 @@ LANTERN = SystemPlugin(
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=(),
-    answer_matches=answer_matches,
+    answer_matches=exact_answer_matches,  # exact types (True is not 1) and key order, nested too
     # An error answer leaves every state unchanged; a success writes, or is the retry of a light whose lantern
     # exists (lanterns are never deleted, so it stays a retry); tests/unit/test_lantern_model.py checks both.
     # Not a read of the active lanterns: one that retires nothing now can retire, with the same answer, a

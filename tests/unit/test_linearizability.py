@@ -659,7 +659,8 @@ def test_answers_equal_under_eq_are_not_conflated_by_the_search_caches():
 
 
 def test_lantern_answers_must_match_exactly():
-    from fencecheck.plugins.lantern import LANTERN, same_json
+    from fencecheck.plugin import exact_json
+    from fencecheck.plugins.lantern import LANTERN
     from model.lantern import CreateVenue, Light
 
     venue = CreateVenue("bar", "Bar", 52.52, 13.405, 150)
@@ -674,9 +675,9 @@ def test_lantern_answers_must_match_exactly():
     assert judged(lit) == "ok"
     assert judged(_reordered(lit)) == "illegal"
     assert judged({**lit, "lanternId": True}) == "illegal"
-    assert same_json({"a": [{"x": 1, "y": 2}]}, {"a": [{"x": 1, "y": 2}]})
-    assert not same_json({"a": [{"x": 1, "y": 2}]}, {"a": [{"y": 2, "x": 1}]})
-    assert not same_json({"a": [1]}, {"a": [True]}) and not same_json({"a": [1]}, {"a": [1.0]})
+    assert exact_json({"a": [{"x": 1, "y": 2}]}) == exact_json({"a": [{"x": 1, "y": 2}]})
+    assert exact_json({"a": [{"x": 1, "y": 2}]}) != exact_json({"a": [{"y": 2, "x": 1}]})
+    assert exact_json({"a": [1]}) != exact_json({"a": [True]}) and exact_json({"a": [1]}) != exact_json({"a": [1.0]})
 
 
 # --- verdict first, full mode, processes, budget (issue 13 point 4) ---------------------------------
