@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fencecheck.contest import Contest, ContestRun, RacerRecord, fresh_log, run_contest, setup_state
+from fencecheck.definite import contention_problem
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
@@ -73,6 +74,7 @@ def contest_result(
         project_id=project_id,
         key_hash=None,
         lock_timeouts=lock_timeouts,
+        contention=contention_problem(definite, len(records)),
     )
 
 

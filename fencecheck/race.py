@@ -45,6 +45,7 @@ from typing import Any
 
 import attrs
 
+from fencecheck.definite import contention_problem
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, typed, write_key
 from fencecheck.history import (
     Call,
@@ -697,10 +698,14 @@ class ScenarioResult:
     project_id: str | None = None
     key_hash: str | None = None
     lock_timeouts: int | None = None  # emulator-wide, during this run (shared by parallel workers)
+    # Too few definite callers for the verdict to mean anything (fencecheck.definite): never a pass.
+    contention: str | None = None
 
     @property
     def passed(self) -> bool:
-        return self.verdict == "ok" and not self.problems and not self.promise_problems
+        return (
+            self.verdict == "ok" and not self.problems and not self.promise_problems and self.contention is None
+        )
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -754,6 +759,7 @@ def summarize_run(
         project_id=project_id,
         key_hash=run.plan.key_hash,
         lock_timeouts=lock_timeouts,
+        contention=contention_problem(definite, len(records)),
     )
 
 
