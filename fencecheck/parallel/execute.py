@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from fencecheck.definite import contention_problem
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_key
 from fencecheck.history import History, Recorder
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -43,14 +44,17 @@ from model.journal import JournalState
 from .program import ParallelProgram
 
 OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN = "ok", "illegal", "unknown", "prefix", "broken"
-REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN)
+CONTENTION = "contention"
+REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN, CONTENTION)
 
 
 @attrs.frozen(eq=False)
 class Repetition:
     """One run of a program. `status`: ok; illegal / unknown (the checker's verdict on the race); prefix (a
     prefix call disagreed with the model); broken (the checker said ok but a structural invariant, the
-    clock-read rule, a foreign exception or a hung branch failed)."""
+    clock-read rule, a foreign exception or a hung branch failed); contention (all that held, but fewer than
+    90% of the branch calls got a definite answer, `fencecheck.definite`: the run shows nothing about the
+    contract; neither a pass nor a failure of it)."""
 
     status: str
     project_id: str | None
@@ -60,6 +64,7 @@ class Repetition:
     verdict: Verdict | None = None
     problems: tuple[str, ...] = ()
     prefix_mismatch: str | None = None
+    contention: str | None = None  # fencecheck.definite's message when the branch calls' definite share is short
     race_seconds: float = 0.0
     checker_seconds: float = 0.0
     seconds: float = 0.0
@@ -72,6 +77,8 @@ class Repetition:
         """Why the repetition failed (empty when it passed)."""
         if self.status == PREFIX:
             return self.prefix_mismatch or ""
+        if self.status == CONTENTION:
+            return self.contention or ""
         parts = []
         if self.verdict is not None and not self.verdict.ok:
             parts.append(self.verdict.explain())
@@ -172,8 +179,10 @@ def run_once(
     problems += _harness_problems(branches, lanes)
     for h in keys:
         problems += _key_problems(h, initial, before[h], after[h], nested_paths(db, h))
+    made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
+    contention = contention_problem(sum(1 for record in made if record.definite), len(made))
     if verdict.ok:
-        status = BROKEN if problems else OK
+        status = BROKEN if problems else (OK if contention is None else CONTENTION)
     else:
         status = ILLEGAL if verdict.status == "illegal" else UNKNOWN
     return Repetition(
@@ -185,6 +194,7 @@ def run_once(
         verdict,
         tuple(problems),
         None,
+        contention,
         race_seconds,
         checker_seconds,
         time.perf_counter() - started,
