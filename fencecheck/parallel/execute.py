@@ -8,9 +8,11 @@
    indefinite (`journal_unavailable`, a transport error, no answer) retries the whole call with the same op
    up to `max_retries` times, a `commit_failure_first` call makes its first attempt on a
    `CommitFailureClient`, and every attempt is recorded by one `Recorder`.
-3. read back each called key's documents and judge: the linearizability checker from the model state after
-   the prefix, against the stored documents; plus the race harness's structural invariants per key
-   (`fencecheck.race.structural_problems`), clock reads, foreign exceptions and hung branches.
+3. read back each called key's documents, then the whole project, and judge: the linearizability checker
+   from the model state after the prefix, against the stored documents; plus the race harness's
+   structural invariants per key (`fencecheck.race.structural_problems`), clock reads, foreign exceptions,
+   hung branches and any document outside the called keys' (`fencecheck.race.project_problems`: a stray
+   write, or a prefix-only key's documents that are no longer the model's).
 
 Why threads and a barrier, never sleeps: the barrier is the only synchronization; how the calls then
 interleave is up to the emulator, which is the point.
@@ -26,7 +28,7 @@ from typing import Any
 import attrs
 
 from fencecheck.definite import contention_problem
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_key
+from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, read_project
 from fencecheck.history import History, Recorder
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
@@ -35,6 +37,7 @@ from fencecheck.race import (
     Caller,
     CallerRecord,
     nested_paths,
+    project_problems,
     release_together,
     run_caller,
     structural_problems,
@@ -52,9 +55,9 @@ REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN, CONTENTION)
 class Repetition:
     """One run of a program. `status`: ok; illegal / unknown (the checker's verdict on the race); prefix (a
     prefix call disagreed with the model); broken (the checker said ok but a structural invariant, the
-    clock-read rule, a foreign exception or a hung branch failed); contention (all that held, but fewer than
-    90% of the branch calls got a definite answer, `fencecheck.definite`: the run shows nothing about the
-    contract; neither a pass nor a failure of it)."""
+    clock-read rule, a foreign exception, a hung branch or the whole-project read-back failed); contention
+    (all that held, but fewer than 90% of the branch calls got a definite answer, `fencecheck.definite`: the
+    run shows nothing about the contract; neither a pass nor a failure of it)."""
 
     status: str
     project_id: str | None
@@ -164,6 +167,8 @@ def run_once(
     hung = [lanes[i] for i in hung_indices]
 
     after = {h: read_key(db, h) for h in keys}
+    nested = {h: nested_paths(db, h) for h in keys}
+    project = read_project(db)
     final = {h: {path: item.data for path, item in stored.items()} for h, stored in after.items()}
     history = recorder.history(final)
     calls = history.calls
@@ -178,7 +183,8 @@ def run_once(
     problems = [f"{lane}: still running when the harness gave up" for lane in hung]
     problems += _harness_problems(branches, lanes)
     for h in keys:
-        problems += _key_problems(h, initial, before[h], after[h], nested_paths(db, h))
+        problems += _key_problems(h, initial, before[h], after[h], nested[h])
+    problems += project_problems(project, {h: {*after[h], *nested[h]} for h in keys}, initial)
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
     contention = contention_problem(sum(1 for record in made if record.definite), len(made))
     if verdict.ok:
