@@ -8,6 +8,13 @@ scenario `SCENARIO_SHARE_PERCENT` over all its repeats of one session (race_test
 report recomputes both from the saved results). Below that the run fails for contention: the emulator's
 lock contention left callers unanswered, which is not a contract verdict, never a pass and never a catch.
 
+Not every unavailable answer is contention: the contract itself answers `journal_unavailable` to some calls
+(a clock reading earlier than the stored one, or than the registration), and a commit the harness has the
+server reject is unavailable by design. `contract_unavailable` names the indefinite calls whose answer is
+the model's own wherever the checker's linearization could have placed them; they count with the definite
+ones. That needs the model, never the implementation's word, so an implementation that answers unavailable
+to everything is not excused.
+
 Integer arithmetic only (`definite * 100 >= percent * callers`): 899 of 1000 fails 90 %, 900 of 1000 passes.
 """
 
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 RUN_SHARE_PERCENT = 90  # of one race run's (or parallel program run's) racing callers
 SCENARIO_SHARE_PERCENT = 99  # of a race scenario's racing callers over every repeat of one session
@@ -43,6 +51,32 @@ def contention_problem(definite: int, callers: int, percent: int = RUN_SHARE_PER
     )
 
 
+def contract_unavailable(verdict: Any, initial_state: Any) -> frozenset[int]:
+    """Ids of the indefinite calls of an ok `verdict` (a `fencecheck.linearizability.Verdict`) whose answer is
+    the model's: in every state of the found linearization where the call could sit (after each call that
+    completed before it was invoked, before each call invoked after it completed), the model answers the
+    plug-in's unavailable code and writes nothing. Empty for any other verdict."""
+    if not verdict.ok:
+        return frozenset()
+    plugin = verdict.plugin
+    excused = set()
+    for partition in verdict.partitions:
+        order = partition.order
+        states = [plugin.restrict(initial_state, partition.key_hash)]
+        for call in order:
+            states.append(plugin.step(states[-1], call.op)[0])
+        for call in partition.omitted:
+            after = [i + 1 for i, placed in enumerate(order)
+                     if placed.completed_at is not None and placed.completed_at < call.invoked_at]
+            before = [i for i, placed in enumerate(order)
+                      if call.completed_at is not None and placed.invoked_at > call.completed_at]
+            places = range(max(after, default=0), min(before, default=len(order)) + 1)
+            results = [plugin.step(states[place], call.op)[1] for place in places]
+            if results and all(r.code == plugin.unavailable_code and not r.wrote for r in results):
+                excused.add(call.id)
+    return frozenset(excused)
+
+
 def scenario_contention(runs: Iterable[tuple[str, int, int]]) -> dict[str, str]:
     """Scenario -> its contention message, for every scenario whose runs (`(scenario, definite callers,
     callers)`, one per repeat) fall below `SCENARIO_SHARE_PERCENT` together."""
@@ -66,6 +100,7 @@ __all__ = [
     "RUN_SHARE_PERCENT",
     "SCENARIO_SHARE_PERCENT",
     "contention_problem",
+    "contract_unavailable",
     "scenario_contention",
     "share_holds",
 ]

@@ -46,7 +46,7 @@ from typing import Any
 
 import attrs
 
-from fencecheck.definite import contention_problem
+from fencecheck.definite import contention_problem, contract_unavailable
 from fencecheck.firestore_io import CommitFailureClient, Stored, key_of, read_key, read_project, typed, write_key
 from fencecheck.history import (
     Call,
@@ -745,6 +745,9 @@ class ScenarioResult:
     project_id: str | None = None
     key_hash: str | None = None
     lock_timeouts: int | None = None  # emulator-wide, during this run (shared by parallel workers)
+    # Racing callers left indefinite with the model's own unavailable answer (fencecheck.definite): they
+    # count with the definite ones for the share.
+    contract_unavailable_callers: int = 0
     # Too few definite callers for the verdict to mean anything (fencecheck.definite): never a pass.
     contention: str | None = None
 
@@ -776,6 +779,8 @@ def summarize_run(
     records = run.callers
     every = [a for r in (*run.callers, *run.after) for a in r.attempts]
     definite = sum(1 for r in records if r.definite)
+    unavailable_ids = contract_unavailable(verdict, run.initial_state)
+    excused = sum(1 for r in records if not r.definite and r.attempts and r.attempts[-1].call_id in unavailable_ids)
     explanation = None if verdict.ok else verdict.explain()
     return ScenarioResult(
         scenario=run.plan.scenario,
@@ -806,7 +811,8 @@ def summarize_run(
         project_id=project_id,
         key_hash=run.plan.key_hash,
         lock_timeouts=lock_timeouts,
-        contention=contention_problem(definite, len(records)),
+        contract_unavailable_callers=excused,
+        contention=contention_problem(definite + excused, len(records)),
     )
 
 

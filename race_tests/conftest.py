@@ -131,7 +131,8 @@ def lantern_system() -> LanternSystem:
 
 def record_share(record_property, result) -> None:
     """Record a run's counts for the session's per-scenario check (`result`: a `ScenarioResult`)."""
-    record_property(SHARE_PROPERTY, [result.scenario, result.definite_callers, result.callers])
+    answered = result.definite_callers + result.contract_unavailable_callers
+    record_property(SHARE_PROPERTY, [result.scenario, answered, result.callers])
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from fencecheck.definite import contention_problem
+from fencecheck.definite import contention_problem, contract_unavailable
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, read_project
 from fencecheck.history import History, Recorder
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -56,8 +56,9 @@ class Repetition:
     """One run of a program. `status`: ok; illegal / unknown (the checker's verdict on the race); prefix (a
     prefix call disagreed with the model); broken (the checker said ok but a structural invariant, the
     clock-read rule, a foreign exception, a hung branch or the whole-project read-back failed); contention
-    (all that held, but fewer than 90% of the branch calls got a definite answer, `fencecheck.definite`: the
-    run shows nothing about the contract; neither a pass nor a failure of it)."""
+    (all that held, but fewer than 90% of the branch calls got a definite answer or the model's own
+    unavailable answer, `fencecheck.definite`: the run shows nothing about the contract; neither a pass nor
+    a failure of it)."""
 
     status: str
     project_id: str | None
@@ -125,6 +126,21 @@ def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tup
     return problems
 
 
+def _last_call_ids(
+    history: History, lanes: tuple[str, ...], branches: tuple[tuple[CallerRecord, ...], ...]
+) -> dict[int, int]:
+    """id(record) -> the history id of its last attempt. A lane's calls are sequential, so its n-th recorded
+    call (by id) is its n-th attempt."""
+    found = {}
+    for lane, records in zip(lanes, branches, strict=True):
+        ids = iter(sorted(call.id for call in history.calls if call.caller == lane))
+        for record in records:
+            taken = [next(ids, None) for _ in record.attempts]
+            if taken:
+                found[id(record)] = taken[-1]
+    return found
+
+
 def run_once(
     db: Any,
     program: ParallelProgram,
@@ -186,7 +202,10 @@ def run_once(
         problems += _key_problems(h, initial, before[h], after[h], nested[h])
     problems += project_problems(project, {h: {*after[h], *nested[h]} for h in keys}, initial)
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
-    contention = contention_problem(sum(1 for record in made if record.definite), len(made))
+    excused = contract_unavailable(verdict, initial)
+    last_ids = _last_call_ids(history, lanes, branches)
+    answered = sum(1 for r in made if r.definite or last_ids.get(id(r)) in excused)
+    contention = contention_problem(answered, len(made))
     if verdict.ok:
         status = BROKEN if problems else (OK if contention is None else CONTENTION)
     else:

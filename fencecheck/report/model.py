@@ -232,6 +232,7 @@ class RaceScenario:
     linearization: str = "none"
     history: tuple[RaceCall, ...] = ()
     system: str = "journal"  # the plug-in whose implementation raced (fencecheck.plugins)
+    contract_unavailable_callers: int = 0  # indefinite with the model's own unavailable answer: not contention
 
     _json_derived: ClassVar = ("run_id", "passed", "failing_call", "contention")
 
@@ -248,7 +249,7 @@ class RaceScenario:
     @property
     def contention(self) -> str | None:
         """Why too few racing callers got a definite answer for the verdict to count (fencecheck.definite)."""
-        return contention_problem(self.definite_callers, self.width)
+        return contention_problem(self.definite_callers + self.contract_unavailable_callers, self.width)
 
     @property
     def passed(self) -> bool:
@@ -509,7 +510,8 @@ def judge(run: Run) -> Verdict:
                 reasons.append(f"race {scenario.run_id}: structural or promise problems")
             if scenario.contention is not None:  # too few answers: a run that shows nothing, never a pass
                 reasons.append(f"race {scenario.run_id}: {scenario.contention}")
-        shares = [(s.scenario, s.definite_callers, s.width) for s in run.races.scenarios]
+        shares = [(s.scenario, s.definite_callers + s.contract_unavailable_callers, s.width)
+                  for s in run.races.scenarios]
         reasons += [f"race {name}: {problem}" for name, problem in scenario_contention(shares).items()]
     if run.known_bad is not None:
         for variant in run.known_bad.variants:

@@ -3,6 +3,7 @@ callers mostly got no definite answer fail for contention, never pass; the thres
 
 from __future__ import annotations
 
+from datetime import timedelta
 from types import SimpleNamespace
 
 import attrs
@@ -22,7 +23,7 @@ from fencecheck.history import History, Indefinite
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import CallerRecord, Ids, RaceRun, judge, simulate_plan, summarize_run
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
-from race_tests.scenarios import BY_NAME
+from race_tests.scenarios import BY_NAME, WIDTH
 
 UNAVAILABLE = Indefinite("journal_unavailable")
 READ_ONLY = ("terminal_retries_and_acquires", "preseeded_next_audit", "preseeded_registration_audit")
@@ -90,7 +91,7 @@ def test_a_journal_race_whose_callers_are_all_unavailable_fails_for_contention(n
     verdict, seconds = judge(run)
     assert verdict.ok  # the checker lets every indefinite call have applied or not: it cannot object
     result = summarize_run(run, verdict, seconds)
-    assert result.definite_callers == 0 and result.verdict == "ok"
+    assert result.definite_callers == 0 and result.verdict == "ok" and result.contract_unavailable_callers == 0
     assert result.contention is not None and result.contention.startswith(f"contention: only 0 of {run.plan.width}")
     assert not result.passed
     assert result.to_json()["contention"] == result.contention
@@ -100,6 +101,20 @@ def test_a_journal_race_with_every_answer_passes() -> None:
     run = simulate_plan(BY_NAME["terminal_retries_and_acquires"].plan(Ids(42)))
     verdict, seconds = judge(run)
     result = summarize_run(run, verdict, seconds)
+    assert result.contention is None and result.passed
+
+
+def test_the_model_s_own_unavailable_answer_is_not_contention() -> None:
+    """Acquires with a clock reading before the registration: the contract answers journal_unavailable to them
+    wherever they are placed, so they count with the definite callers; the others' answers are definite."""
+    plan = BY_NAME["distinct_holder_first_acquire"].plan(Ids(43))
+    early = tuple(attrs.evolve(c, op=attrs.evolve(c.op, now=plan.setup[0].now - timedelta(seconds=1)))
+                  for c in plan.callers[:3])
+    run = simulate_plan(attrs.evolve(plan, callers=(*early, *plan.callers[3:])))
+    verdict, seconds = judge(run)
+    assert verdict.ok
+    result = summarize_run(run, verdict, seconds)
+    assert result.definite_callers == WIDTH - 3 and result.contract_unavailable_callers == 3
     assert result.contention is None and result.passed
 
 
@@ -129,10 +144,12 @@ def test_the_race_session_fails_a_scenario_below_99_percent_over_its_repeats(mon
     monkeypatch.setattr(conftest, "_SHARES", [])
     recorded: list[tuple[str, object]] = []
     for definite in (24, 22, 23):  # 69 of 72: 95.8 %
-        result = SimpleNamespace(scenario="preseeded_next_audit", definite_callers=definite, callers=24)
+        result = SimpleNamespace(scenario="preseeded_next_audit", definite_callers=definite, callers=24,
+                                 contract_unavailable_callers=0)
         conftest.record_share(lambda name, value: recorded.append((name, value)), result)
     conftest.record_share(lambda name, value: recorded.append((name, value)),
-                          SimpleNamespace(scenario="expired_takeover", definite_callers=24, callers=24))
+                          SimpleNamespace(scenario="expired_takeover", definite_callers=23, callers=24,
+                                          contract_unavailable_callers=1))
     for entry in recorded:  # as xdist hands the controller each worker's report
         conftest.pytest_runtest_logreport(SimpleNamespace(when="call", user_properties=[entry]))
     conftest.pytest_runtest_logreport(SimpleNamespace(when="setup", user_properties=recorded))  # not counted

@@ -432,3 +432,12 @@ def test_a_scenario_needs_99_percent_over_its_repeats_in_the_report(tmp_path):
                             "10 repeats") for r in verdict.reasons)
     repeats[1] = attrs.evolve(repeats[1], definite_callers=width)  # 238 of 240: 99.2 %
     assert judge(attrs.evolve(run, races=RaceSection(tuple(repeats)))).status == "pass"
+
+
+def test_callers_with_the_model_s_own_unavailable_answer_are_not_contention(tmp_path):
+    run = _clean(tmp_path)
+    first = attrs.evolve(run.races.scenarios[0], width=24, definite_callers=20)
+    assert first.contention is not None
+    excused = attrs.evolve(first, contract_unavailable_callers=4)
+    assert excused.contention is None
+    assert judge(attrs.evolve(run, races=RaceSection((excused,)))).status == "pass"
