@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fencecheck.contest import Contest, ContestRun, RacerRecord, fresh_log, run_contest, setup_state
+from fencecheck.definite import contention_problem, contract_unavailable
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
@@ -46,6 +47,8 @@ def contest_result(
     records = run.racers
     calls = [call for record in (*records, *run.followers) for call in record.calls]  # attempts: every call
     definite = sum(1 for record in records if record.definite)
+    unavailable_ids = contract_unavailable(run.verdict, run.initial_state)
+    excused = sum(1 for r in records if not r.definite and r.calls and r.calls[-1].call_id in unavailable_ids)
     return ScenarioResult(
         scenario=run.name,
         repeat=repeat,
@@ -73,6 +76,8 @@ def contest_result(
         project_id=project_id,
         key_hash=None,
         lock_timeouts=lock_timeouts,
+        contract_unavailable_callers=excused,
+        contention=contention_problem(definite + excused, len(records)),
     )
 
 

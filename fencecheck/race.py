@@ -14,7 +14,8 @@ A `RacePlan` is data: one command key, sequential `setup` operations that put it
    and its retries on the plain client. Every attempt is its own `Call`, recorded by a `Recorder`.
 3. after: the `after` callers run one at a time, recorded (and retried) the same way.
 4. read back every stored document of the key (root, lifecycle, all audits, with update times) and every
-   document nested under the root.
+   document nested under the root; then the whole project, so that a write outside the key (another key,
+   a top-level document) is reported too (`project_problems`).
 
 `judge` then checks the full history (retries included) with the linearizability checker from the setup's
 model state against the stored documents, and `structural_problems` checks what must hold whatever the
@@ -45,7 +46,8 @@ from typing import Any
 
 import attrs
 
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, typed, write_key
+from fencecheck.definite import contention_problem, contract_unavailable
+from fencecheck.firestore_io import CommitFailureClient, Stored, key_of, read_key, read_project, typed, write_key
 from fencecheck.history import (
     Call,
     Definite,
@@ -226,6 +228,7 @@ class RaceRun:
     total_seconds: float = 0.0
     commit_failures: tuple[tuple[tuple[str, ...], str | None], ...] = ()  # (paths, error type name or None)
     hung: tuple[str, ...] = ()  # callers whose thread had not returned when the harness gave up on it
+    project: dict[str, Stored] | None = None  # the whole project at the end (None: a model-only simulation)
 
     def by_name(self, name: str) -> CallerRecord:
         for record in (*self.callers, *self.after):
@@ -405,6 +408,7 @@ def run_plan(
 
     stored_after = read_key(db, h)
     nested = nested_paths(db, h)
+    project = read_project(db)
     final_documents = {path: item.data for path, item in stored_after.items()}
     history = recorder.history({h: final_documents})
     # Callers whose thread hung keep their calls as indefinite no-return calls in the history.
@@ -436,6 +440,7 @@ def run_plan(
         time.perf_counter() - started,
         commit_failures,
         hung,
+        project,
     )
 
 
@@ -636,9 +641,49 @@ def structural_problems(
     return problems
 
 
+def _short(path: str) -> str:
+    """A path with every command key hash in it cut to 8 digits (messages name no raw ids)."""
+    key = key_of(path)
+    return path if key is None else path.replace(key, key[:8])
+
+
+def project_problems(
+    project: Mapping[str, Stored], judged: Mapping[str, Iterable[str]], state: JournalState
+) -> list[str]:
+    """The whole-project read-back of a race or parallel run: every stored document must be one the run read
+    back and judged for a key it called (`judged`: key hash -> those paths), or belong to a key it did not
+    call and be exactly the model's document there (`state`: the model state the race started from).
+    Anything else is a write outside the contested keys: a stray (no command key at all), a document of an
+    uncalled key the model does not predict, or one in a called key's scope that is none of its documents."""
+    problems = []
+    seen: dict[str, dict[str, Any]] = {}
+    judged_paths = {key: set(paths) for key, paths in judged.items()}
+    for path, item in sorted(project.items()):
+        key = key_of(path)
+        if key is None:
+            problems.append(f"{path}: stored outside every command key (a stray write; the run only calls "
+                            f"{', '.join(sorted(k[:8] for k in judged_paths))})")
+        elif key in judged_paths:
+            if path not in judged_paths[key]:
+                problems.append(f"{_short(path)}: stored in a contested key's scope but none of its documents")
+        else:
+            seen.setdefault(key, {})[path] = item.data
+    for key in sorted(set(seen) | (set(state.keys()) - set(judged_paths))):
+        stored, predicted = seen.get(key, {}), documents_for(state, key)
+        for path in sorted(stored.keys() | predicted.keys()):
+            if path not in predicted:
+                problems.append(f"{_short(path)}: stored under a key no caller of the run called, and not the "
+                                f"model's there")
+            elif path not in stored:
+                problems.append(f"{_short(path)}: the model's document of an uncalled key is missing")
+            elif typed(dict(stored[path])) != typed(dict(predicted[path])):
+                problems.append(f"{_short(path)}: an uncalled key's document changed")
+    return problems
+
+
 def run_problems(run: RaceRun) -> list[str]:
     """Harness-level problems of a run: structural invariants, clock reads, foreign exceptions, hung
-    callers, commit failures that went through."""
+    callers, commit failures that went through, documents outside the key (whole-project read-back)."""
     problems: list[str] = []
     if run.stored_before is not None and run.stored_after is not None:
         record = run.initial_state.get(run.plan.key_hash)
@@ -651,6 +696,9 @@ def run_problems(run: RaceRun) -> list[str]:
             corrupt=corrupt,
             terminal_events=run.plan.terminal_events,
         )
+    if run.project is not None and run.stored_after is not None:
+        judged = {run.plan.key_hash: {*run.stored_after, *(run.nested_paths or ())}}
+        problems += project_problems(run.project, judged, run.initial_state)
     for record in (*run.callers, *run.after):
         for attempt in record.attempts:
             if attempt.unexpected is not None:
@@ -697,10 +745,17 @@ class ScenarioResult:
     project_id: str | None = None
     key_hash: str | None = None
     lock_timeouts: int | None = None  # emulator-wide, during this run (shared by parallel workers)
+    # Racing callers left indefinite with the model's own unavailable answer (fencecheck.definite): they
+    # count with the definite ones for the share.
+    contract_unavailable_callers: int = 0
+    # Too few definite callers for the verdict to mean anything (fencecheck.definite): never a pass.
+    contention: str | None = None
 
     @property
     def passed(self) -> bool:
-        return self.verdict == "ok" and not self.problems and not self.promise_problems
+        return (
+            self.verdict == "ok" and not self.problems and not self.promise_problems and self.contention is None
+        )
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -724,6 +779,8 @@ def summarize_run(
     records = run.callers
     every = [a for r in (*run.callers, *run.after) for a in r.attempts]
     definite = sum(1 for r in records if r.definite)
+    unavailable_ids = contract_unavailable(verdict, run.initial_state)
+    excused = sum(1 for r in records if not r.definite and r.attempts and r.attempts[-1].call_id in unavailable_ids)
     explanation = None if verdict.ok else verdict.explain()
     return ScenarioResult(
         scenario=run.plan.scenario,
@@ -754,6 +811,8 @@ def summarize_run(
         project_id=project_id,
         key_hash=run.plan.key_hash,
         lock_timeouts=lock_timeouts,
+        contract_unavailable_callers=excused,
+        contention=contention_problem(definite + excused, len(records)),
     )
 
 

@@ -2,9 +2,11 @@
 least one contested key) must pass every one of its R repetitions.
 
 A failure is a proof, not a timing accident: the failing repetition's history was judged not linearizable
-(or a structural invariant broke). The shrunk program is saved as counterexamples/parallel-reference-<id>.json
-and the run is written to artifacts/parallel/reference.json for the evidence report either way. Against
-another system ($FENCECHECK_SYSTEM, see conftest.py) the same property runs and no evidence is written.
+(or a structural invariant broke). A repetition with fewer than 90% definite branch calls fails the test
+too, for contention, never as a contract verdict (`fencecheck.definite`). The shrunk program is saved as
+counterexamples/parallel-reference-<id>.json and the run is written to artifacts/parallel/reference.json for
+the evidence report either way. Against another system ($FENCECHECK_SYSTEM, see conftest.py) the same
+property runs and no evidence is written.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ def test_reference_is_linearizable_under_parallel_programs(projects, repeat, sys
     if reference_run():
         _write_evidence(config, outcome, repeat)
     assert not outcome.failed, outcome.message()
+    assert not outcome.contended, (  # after the contract: a proven failure above outweighs it
+        f"{outcome.contended_repetitions} repetition(s) had too few definite answers to judge (contention, not a "
+        f"contract verdict); the first:\n{outcome.contention}"
+    )
     assert outcome.examples > 0, "no parallel program ran"
     assert outcome.contested_examples == outcome.examples, "every generated program must contest a key"
 
@@ -57,5 +63,7 @@ def _write_evidence(config, outcome, repeat: int) -> None:
             shrunk_ops=None if case is None else case.program.size.ops,
             counterexample=_relative(outcome.counterexample, config.rootpath),
             message=None if case is None else outcome.message()[:4000],
+            contended_repetitions=outcome.contended_repetitions,
+            contention=None if outcome.contention is None else outcome.contention[:4000],
         ),
     )

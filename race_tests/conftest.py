@@ -13,6 +13,11 @@ The lantern's races (test_lantern_races.py, through `fencecheck.contest`) take t
 `artifacts/races/lantern_<scenario>-<repeat>.json` and `counterexamples/race-lantern_<scenario>-<shortid>.json`
 (re-check with `fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference:
 they are cleared and written only when the run uses that reference (`reference_run(system=...)`).
+
+Definite share (`fencecheck.definite`): a run fails for contention below 90% definite racing callers (in
+the test), and a scenario below 99% over its repeats of this session: each test records its counts
+(`record_share`), the controller sums them per scenario and fails the session at its end, naming the
+scenario under "definite share" in the summary.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from fencecheck.contest import qualified_name
+from fencecheck.definite import scenario_contention
 from fencecheck.errors import FencecheckError
 from fencecheck.lockstep import ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
@@ -32,6 +38,9 @@ from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
+SHARE_PROPERTY = "fencecheck_definite_share"  # user property: (scenario, definite callers, callers)
+_SHARES: list[tuple[str, int, int]] = []  # this process's runs: (scenario, definite callers, callers)
+_SHARE_PROBLEMS = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -79,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{ENV_SYSTEM}: {error}") from None
     if hasattr(config, "workerinput"):
         return
+    _SHARES.clear()
     # The controller (or a plain run) forgets earlier runs' per-run results, so the directory describes
     # this run only. Per-run results are about a reference: a run against another implementation of a system
     # neither clears nor writes that system's. benchmark.json (written by benchmarks/races.py) is left alone.
@@ -114,3 +124,37 @@ def lantern_system() -> LanternSystem:
     """The lantern under test: the reference, or the lantern implementation $FENCECHECK_SYSTEM names
     (`known_bad.lantern:<variant>`)."""
     return configured_implementation(LANTERN)
+
+
+# --- the definite share over a scenario's repeats ----------------------------------------------------
+
+
+def record_share(record_property, result) -> None:
+    """Record a run's counts for the session's per-scenario check (`result`: a `ScenarioResult`)."""
+    answered = result.definite_callers + result.contract_unavailable_callers
+    record_property(SHARE_PROPERTY, [result.scenario, answered, result.callers])
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect what the race tests recorded (on the controller, xdist forwards each worker's reports with
+    their user properties; a worker's own collection is never read)."""
+    if report.when == "call":
+        _SHARES.extend(tuple(value) for name, value in report.user_properties if name == SHARE_PROPERTY)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if hasattr(session.config, "workerinput"):
+        return
+    problems = scenario_contention(_SHARES)
+    session.config.stash[_SHARE_PROBLEMS] = problems
+    if problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    problems = config.stash.get(_SHARE_PROBLEMS, {})
+    if problems:
+        terminalreporter.section("definite share", sep="=", red=True)
+        for scenario, problem in problems.items():
+            terminalreporter.line(f"FAILED {scenario}: {problem}")

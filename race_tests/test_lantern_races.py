@@ -1,6 +1,7 @@
 """The lantern seed's concurrent scenarios (race_tests/lantern_scenarios.py) through the contest runner
 (fencecheck/contest.py): each judged by the linearizability checker against the final stored documents, by
-INV-1..INV-5 on those documents, and by the scenario's own promise.
+INV-1..INV-5 on those documents, and by the scenario's own promise; a run (or a scenario over its repeats)
+with too few definite callers fails for contention (`fencecheck.definite`, conftest.py).
 
 The implementation is the lantern reference, or the lantern implementation $FENCECHECK_SYSTEM names. Results
 of reference runs are saved as artifacts/races/lantern_<scenario>-<repeat>.json; a failed verdict saves the
@@ -16,7 +17,7 @@ import pytest
 
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.systems import reference_run
-from race_tests.conftest import artifacts_dir, counterexamples_dir
+from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
 from race_tests.lantern_scenarios import SCENARIOS, LanternScenario
 
 
@@ -40,6 +41,7 @@ def test_lantern_race(
         emulator=emulator,
         project_id=project_id,
     )
+    record_share(record_property, result)
     for key in ("race_seconds", "total_seconds", "checker_ms", "checker_steps", "attempts", "aborts", "outcomes"):
         record_property(key, str(getattr(result, key)))
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
@@ -53,4 +55,6 @@ def test_lantern_race(
     if result.promise_problems:
         failures.append(f"the seed's promise ({scenario.promise_text}) is broken:\n"
                         + "\n".join(result.promise_problems))
+    if result.contention is not None:  # last: a contract finding above outweighs it
+        failures.append(result.contention)
     assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)

@@ -2,8 +2,9 @@
 invariants and the seed's own promise. See race_tests/scenarios.py for the scenarios and
 fencecheck/race.py for the harness.
 
-A caller still `journal_unavailable` after its two whole-call retries does not fail a test: the checker
-judges it as indefinite and the benchmark (benchmarks/races.py) reports the share of definite callers.
+A caller still `journal_unavailable` after its two whole-call retries is judged indefinite by the checker;
+a run in which fewer than 90% of the racing callers got a definite answer fails for contention, and so does
+a scenario below 99% over its repeats (`fencecheck.definite`; the session check is in conftest.py).
 Wall time is measured and saved, never asserted here.
 """
 
@@ -15,7 +16,7 @@ import pytest
 
 from fencecheck.race import execute
 from fencecheck.systems import reference_run
-from race_tests.conftest import artifacts_dir, counterexamples_dir
+from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
 from race_tests.scenarios import SCENARIOS, Scenario
 
 
@@ -28,6 +29,7 @@ def test_race(
     firestore_db: Any,
     system: Any,
     request: pytest.FixtureRequest,
+    record_property: Any,
 ) -> None:
     result, _run, verdict = execute(
         firestore_db,
@@ -39,16 +41,18 @@ def test_race(
         project_id=project_id,
         system=system,
     )
+    record_share(record_property, result)
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
-    if verdict.status == "unknown":
-        pytest.fail(
-            f"{scenario.name}: the checker could not decide within its budget ({verdict.explain()}); "
-            f"an undecided history is not a pass. {where}",
-            pytrace=False,
-        )
-    assert verdict.status == "ok", f"{scenario.name}: the history is not linearizable ({where})\n{verdict.explain()}"
-    assert not result.problems, f"{scenario.name}: structural invariants broken:\n" + "\n".join(result.problems)
-    assert not result.promise_problems, (
-        f"{scenario.name}: the seed's promise ({scenario.promise_text}) is broken:\n"
-        + "\n".join(result.promise_problems)
-    )
+    failures = []
+    if verdict.status == "unknown":  # an undecided history is not a pass
+        failures.append(f"the checker could not decide within its budget ({verdict.explain()}); {where}")
+    elif verdict.status != "ok":
+        failures.append(f"the history is not linearizable ({where})\n{verdict.explain()}")
+    if result.problems:
+        failures.append("structural invariants broken:\n" + "\n".join(result.problems))
+    if result.promise_problems:
+        failures.append(f"the seed's promise ({scenario.promise_text}) is broken:\n"
+                        + "\n".join(result.promise_problems))
+    if result.contention is not None:  # last: a contract finding above outweighs it
+        failures.append(result.contention)
+    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)

@@ -18,6 +18,7 @@ Replaying a saved counterexample (counterexamples/parallel-<system>-<id>.json):
 
 from .case import (
     CLASSIFICATIONS,
+    CONTENDED,
     COUNTEREXAMPLE_FORMAT,
     DEFAULT_REPEAT,
     FAILS_ALWAYS,
@@ -41,6 +42,7 @@ from .strategy import programs
 __all__ = [
     "BUDGETS",
     "CLASSIFICATIONS",
+    "CONTENDED",
     "COUNTEREXAMPLE_FORMAT",
     "DEFAULT_REPEAT",
     "FAILS_ALWAYS",

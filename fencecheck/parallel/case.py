@@ -7,11 +7,15 @@ and not in others. The case fails if any repetition fails, and its classificatio
     fails sometimes   some repetitions failed, some passed: a race (the interleaving decides)
     fails always      every repetition failed: a logic bug, or a race this program always loses
     fails in prefix   a prefix call already disagreed with the model: a sequential bug, no race needed
+    too contended     none failed, but some had too few definite answers to judge (not a pass)
 
 A failed repetition's evidence is a history the checker proved not linearizable (or a broken invariant): a
 bug in the implementation whatever the timing, never an artefact of it. Indefinite answers
 (`journal_unavailable`, transport errors) never fail a repetition by themselves; the checker lets such a
-call have applied or not.
+call have applied or not. A repetition in which fewer than 90% of the branch calls got a definite answer
+(`fencecheck.definite`) is `contention`: it shows nothing about the contract, so it is neither a failure of
+the case (nothing to shrink, never a catch) nor a pass (`CaseResult.contended`; the reference's suite fails
+on it, naming contention).
 
 Repetitions run concurrently, each in its own project (`ProjectSource`): they share nothing, and the
 emulator's ~2 s lock timeout is spent waiting, not computing, so R repetitions take about as long as one.
@@ -41,12 +45,13 @@ from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import REFERENCE, ReferenceAPI
 
-from .execute import OK, PREFIX, Repetition, run_once
+from .execute import CONTENTION, OK, PREFIX, Repetition, run_once
 from .program import ParallelProgram
 
 COUNTEREXAMPLE_FORMAT = "fencecheck.parallel-counterexample/1"
 PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX = "passes", "fails sometimes", "fails always", "fails in prefix"
-CLASSIFICATIONS = (PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX)
+CONTENDED = "too contended"  # no repetition failed the contract, but some had too few answers to judge
+CLASSIFICATIONS = (PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX, CONTENDED)
 DEFAULT_REPEAT = 5
 # The final replay of a shrunk failure gets this many more rounds of R repetitions while it keeps passing:
 # a race lost one time in five is then seen again with probability 1 - 0.8^15 (96 %), not 67 %.
@@ -83,7 +88,13 @@ class CaseResult:
 
     @property
     def failures(self) -> tuple[Repetition, ...]:
-        return tuple(r for r in self.repetitions if not r.passed)
+        """Repetitions that failed the contract (contention is no such failure: see `contended`)."""
+        return tuple(r for r in self.repetitions if not r.passed and r.status != CONTENTION)
+
+    @property
+    def contended(self) -> tuple[Repetition, ...]:
+        """Repetitions with too few definite answers to judge: not a pass, not a failure of the contract."""
+        return tuple(r for r in self.repetitions if r.status == CONTENTION)
 
     @property
     def failed(self) -> bool:
@@ -93,10 +104,11 @@ class CaseResult:
     def classification(self) -> str:
         failures = self.failures
         if not failures:
-            return PASSES
+            return CONTENDED if self.contended else PASSES
         if any(r.status == PREFIX for r in failures):
             return FAILS_IN_PREFIX
-        return FAILS_ALWAYS if len(failures) == len(self.repetitions) else FAILS_SOMETIMES
+        judged = len(self.repetitions) - len(self.contended)
+        return FAILS_ALWAYS if len(failures) == judged else FAILS_SOMETIMES
 
     @property
     def evidence(self) -> Repetition | None:
@@ -107,12 +119,16 @@ class CaseResult:
 
     def summary(self) -> str:
         counts = f"{len(self.failures)}/{len(self.repetitions)} repetitions failed"
+        if self.contended:
+            counts += f", {len(self.contended)} too contended to judge"
         lines = [f"parallel program {self.classification} against {self.system} ({counts}; {self.program.size})"]
         lines.append(self.program.describe())
         evidence = self.evidence
         if evidence is not None:
             lines.append(f"failing repetition ({evidence.status}, project {evidence.project_id}):")
             lines += [f"  {line}" for line in evidence.explain().splitlines()]
+        for repetition in self.contended[:1]:
+            lines.append(f"contended repetition (project {repetition.project_id}): {repetition.contention}")
         return "\n".join(lines)
 
 
@@ -165,7 +181,7 @@ def run_case(
 
     repetitions = _repeat(repeat, once, concurrent=concurrent)
     rounds = 0
-    while final and rounds < FINAL_ROUNDS and all(r.status == OK for r in repetitions):
+    while final and rounds < FINAL_ROUNDS and all(r.status in (OK, CONTENTION) for r in repetitions):
         repetitions += _repeat(repeat, once, concurrent=concurrent)
         rounds += 1
     return CaseResult(program, tuple(repetitions), time.perf_counter() - started, system_label(system))

@@ -8,9 +8,11 @@
    indefinite (`journal_unavailable`, a transport error, no answer) retries the whole call with the same op
    up to `max_retries` times, a `commit_failure_first` call makes its first attempt on a
    `CommitFailureClient`, and every attempt is recorded by one `Recorder`.
-3. read back each called key's documents and judge: the linearizability checker from the model state after
-   the prefix, against the stored documents; plus the race harness's structural invariants per key
-   (`fencecheck.race.structural_problems`), clock reads, foreign exceptions and hung branches.
+3. read back each called key's documents, then the whole project, and judge: the linearizability checker
+   from the model state after the prefix, against the stored documents; plus the race harness's
+   structural invariants per key (`fencecheck.race.structural_problems`), clock reads, foreign exceptions,
+   hung branches and any document outside the called keys' (`fencecheck.race.project_problems`: a stray
+   write, or a prefix-only key's documents that are no longer the model's).
 
 Why threads and a barrier, never sleeps: the barrier is the only synchronization; how the calls then
 interleave is up to the emulator, which is the point.
@@ -25,7 +27,8 @@ from typing import Any
 
 import attrs
 
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_key
+from fencecheck.definite import contention_problem, contract_unavailable
+from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, read_project
 from fencecheck.history import History, Recorder
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
@@ -34,6 +37,7 @@ from fencecheck.race import (
     Caller,
     CallerRecord,
     nested_paths,
+    project_problems,
     release_together,
     run_caller,
     structural_problems,
@@ -43,14 +47,18 @@ from model.journal import JournalState
 from .program import ParallelProgram
 
 OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN = "ok", "illegal", "unknown", "prefix", "broken"
-REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN)
+CONTENTION = "contention"
+REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN, CONTENTION)
 
 
 @attrs.frozen(eq=False)
 class Repetition:
     """One run of a program. `status`: ok; illegal / unknown (the checker's verdict on the race); prefix (a
     prefix call disagreed with the model); broken (the checker said ok but a structural invariant, the
-    clock-read rule, a foreign exception or a hung branch failed)."""
+    clock-read rule, a foreign exception, a hung branch or the whole-project read-back failed); contention
+    (all that held, but fewer than 90% of the branch calls got a definite answer or the model's own
+    unavailable answer, `fencecheck.definite`: the run shows nothing about the contract; neither a pass nor
+    a failure of it)."""
 
     status: str
     project_id: str | None
@@ -60,6 +68,7 @@ class Repetition:
     verdict: Verdict | None = None
     problems: tuple[str, ...] = ()
     prefix_mismatch: str | None = None
+    contention: str | None = None  # fencecheck.definite's message when the branch calls' definite share is short
     race_seconds: float = 0.0
     checker_seconds: float = 0.0
     seconds: float = 0.0
@@ -72,6 +81,8 @@ class Repetition:
         """Why the repetition failed (empty when it passed)."""
         if self.status == PREFIX:
             return self.prefix_mismatch or ""
+        if self.status == CONTENTION:
+            return self.contention or ""
         parts = []
         if self.verdict is not None and not self.verdict.ok:
             parts.append(self.verdict.explain())
@@ -113,6 +124,21 @@ def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tup
                 if attempt.attempts and attempt.clock_reads != 1:
                     problems.append(f"{lane}: the clock was read {attempt.clock_reads} times (once per call)")
     return problems
+
+
+def _last_call_ids(
+    history: History, lanes: tuple[str, ...], branches: tuple[tuple[CallerRecord, ...], ...]
+) -> dict[int, int]:
+    """id(record) -> the history id of its last attempt. A lane's calls are sequential, so its n-th recorded
+    call (by id) is its n-th attempt."""
+    found = {}
+    for lane, records in zip(lanes, branches, strict=True):
+        ids = iter(sorted(call.id for call in history.calls if call.caller == lane))
+        for record in records:
+            taken = [next(ids, None) for _ in record.attempts]
+            if taken:
+                found[id(record)] = taken[-1]
+    return found
 
 
 def run_once(
@@ -157,6 +183,8 @@ def run_once(
     hung = [lanes[i] for i in hung_indices]
 
     after = {h: read_key(db, h) for h in keys}
+    nested = {h: nested_paths(db, h) for h in keys}
+    project = read_project(db)
     final = {h: {path: item.data for path, item in stored.items()} for h, stored in after.items()}
     history = recorder.history(final)
     calls = history.calls
@@ -171,9 +199,15 @@ def run_once(
     problems = [f"{lane}: still running when the harness gave up" for lane in hung]
     problems += _harness_problems(branches, lanes)
     for h in keys:
-        problems += _key_problems(h, initial, before[h], after[h], nested_paths(db, h))
+        problems += _key_problems(h, initial, before[h], after[h], nested[h])
+    problems += project_problems(project, {h: {*after[h], *nested[h]} for h in keys}, initial)
+    made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
+    excused = contract_unavailable(verdict, initial)
+    last_ids = _last_call_ids(history, lanes, branches)
+    answered = sum(1 for r in made if r.definite or last_ids.get(id(r)) in excused)
+    contention = contention_problem(answered, len(made))
     if verdict.ok:
-        status = BROKEN if problems else OK
+        status = BROKEN if problems else (OK if contention is None else CONTENTION)
     else:
         status = ILLEGAL if verdict.status == "illegal" else UNKNOWN
     return Repetition(
@@ -185,6 +219,7 @@ def run_once(
         verdict,
         tuple(problems),
         None,
+        contention,
         race_seconds,
         checker_seconds,
         time.perf_counter() - started,

@@ -128,6 +128,12 @@ class Outcome:
     flaky: bool = False  # Hypothesis's final replay passed (FlakyFailure); `case` is the smallest seen
     hypothesis_size: ProgramSize | None = None  # the failing program as Hypothesis shrank it
     minimize_tries: int = 0
+    contended_repetitions: int = 0  # repetitions too contended to judge (fencecheck.definite): never a pass
+    contention: str | None = None  # the first one's message, with its program
+
+    @property
+    def contended(self) -> bool:
+        return self.contended_repetitions > 0
 
     @property
     def failed(self) -> bool:
@@ -162,7 +168,8 @@ def run_property(
     seconds = budget.shrink_seconds if shrink_seconds is None else shrink_seconds
     minimizing = budget.minimize_seconds if minimize_seconds is None else minimize_seconds
     started = time.monotonic()
-    seen = {"examples": 0, "repetitions": 0, "contested": 0}
+    seen = {"examples": 0, "repetitions": 0, "contested": 0, "contended": 0}
+    contention: list[str] = []
     smallest: list[CaseResult] = []
     final: list[CaseResult] = []
     first: dict[str, Any] = {}
@@ -175,6 +182,9 @@ def run_property(
         seen["examples"] += 1
         seen["repetitions"] += len(result.repetitions)
         seen["contested"] += bool(contested_keys(program))
+        seen["contended"] += len(result.contended)
+        if result.contended and not contention:
+            contention.append(result.summary())
         if on_case is not None:
             on_case(result)
         failed = result.failed
@@ -225,6 +235,8 @@ def run_property(
         flaky=flaky,
         hypothesis_size=hypothesis_size,
         minimize_tries=tries,
+        contended_repetitions=seen["contended"],
+        contention=contention[0] if contention else None,
     )
 
 

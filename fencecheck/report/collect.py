@@ -337,6 +337,7 @@ def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
         first_outcomes=dict(data.get("first_outcomes", {})),
         definite_callers=data["definite_callers"],
         definite_share=float(data["definite_share"]),
+        contract_unavailable_callers=data.get("contract_unavailable_callers", 0),
         whole_call_retries=data["whole_call_retries"],
         attempts=data["attempts"],
         aborts=data["aborts"],

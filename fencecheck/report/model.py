@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from fencecheck.definite import contention_problem, scenario_contention
 from fencecheck.failures import Failure
 
 from .codec import decode, encode
@@ -231,8 +232,9 @@ class RaceScenario:
     linearization: str = "none"
     history: tuple[RaceCall, ...] = ()
     system: str = "journal"  # the plug-in whose implementation raced (fencecheck.plugins)
+    contract_unavailable_callers: int = 0  # indefinite with the model's own unavailable answer: not contention
 
-    _json_derived: ClassVar = ("run_id", "passed", "failing_call")
+    _json_derived: ClassVar = ("run_id", "passed", "failing_call", "contention")
 
     def __attrs_post_init__(self) -> None:
         if self.verdict not in RACE_VERDICTS:
@@ -245,8 +247,13 @@ class RaceScenario:
         return f"{self.scenario}-{self.repeat}"
 
     @property
+    def contention(self) -> str | None:
+        """Why too few racing callers got a definite answer for the verdict to count (fencecheck.definite)."""
+        return contention_problem(self.definite_callers + self.contract_unavailable_callers, self.width)
+
+    @property
     def passed(self) -> bool:
-        return self.verdict == "ok" and not self.problems and not self.promise_problems
+        return self.verdict == "ok" and not self.problems and not self.promise_problems and self.contention is None
 
     @property
     def failing_call(self) -> int | None:
@@ -481,9 +488,11 @@ def judge(run: Run) -> Verdict:
     """pass / fail / incomplete, with reasons.
 
     Fails on: a failed suite, a race run whose checker verdict is illegal or unknown (or whose structural
-    invariants or promise broke), a known-bad variant that survived (sequential or concurrent), a parallel
-    program that failed against the reference, a rules boundary that does not hold,
-    an artifact that exists but cannot be read (it might hide any of these), and, under a thorough
+    invariants or promise broke, or with fewer than 90% definite racing callers), a race scenario with fewer
+    than 99% definite racing callers over its repeats (`fencecheck.definite`: contention), a known-bad
+    variant that survived (sequential or concurrent), a parallel program that failed against the reference
+    (or had a run with too few definite answers), a rules boundary that does not hold, an artifact that
+    exists but cannot be read (it might hide any of these), and, under a thorough
     profile, a reachable transition never exercised (or no coverage at all). Incomplete, whatever else
     holds, when the run was interrupted or no suite ran at all: then nothing was shown either way.
     """
@@ -497,8 +506,13 @@ def judge(run: Run) -> Verdict:
         for scenario in run.races.scenarios:
             if scenario.verdict != "ok":
                 reasons.append(f"race {scenario.run_id}: checker verdict {scenario.verdict}")
-            elif not scenario.passed:
+            elif scenario.problems or scenario.promise_problems:
                 reasons.append(f"race {scenario.run_id}: structural or promise problems")
+            if scenario.contention is not None:  # too few answers: a run that shows nothing, never a pass
+                reasons.append(f"race {scenario.run_id}: {scenario.contention}")
+        shares = [(s.scenario, s.definite_callers + s.contract_unavailable_callers, s.width)
+                  for s in run.races.scenarios]
+        reasons += [f"race {name}: {problem}" for name, problem in scenario_contention(shares).items()]
     if run.known_bad is not None:
         for variant in run.known_bad.variants:
             if variant.status == "survived":

@@ -7,7 +7,8 @@ Each file is `{"format": ..., <the record's fields in camelCase>}`; the writers 
 calls, so writer and reader agree on one spelling. Kept in its own module (records, writers, collector,
 verdict rules, Markdown and HTML) so the shared report modules only gain a few lines each.
 
-Verdict: a reference run that failed (any classification but "passes") fails the run; a concurrent variant
+Verdict: a reference run that failed (any classification but "passes"), or had a repetition too contended to
+judge (`contendedRepetitions`, fencecheck.definite), fails the run; a concurrent variant
 that survived fails it; a variant that timed out or errored is a warning.
 """
 
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
+
+from fencecheck.definite import RUN_SHARE_PERCENT
 
 from .codec import decode, encode
 from .html_builder import Safe, el
@@ -51,12 +54,14 @@ class ParallelRun:
     shrunk_ops: int | None = None  # concurrent + prefix calls
     counterexample: str | None = None
     message: str | None = None
+    contended_repetitions: int = 0  # too few definite answers to judge (fencecheck.definite): not a pass
+    contention: str | None = None  # the first such repetition's message
 
     _json_derived: ClassVar = ("passed",)
 
     @property
     def passed(self) -> bool:
-        return self.classification == PASSES
+        return self.classification == PASSES and self.contended_repetitions == 0
 
 
 @attrs.frozen
@@ -108,7 +113,10 @@ class ParallelSection:
 
     def reasons(self) -> list[str]:
         out = [f"parallel {r.name}: {r.classification} ({r.failed_repetitions}/{r.case_repetitions} repetitions)"
-               for r in self.runs if not r.passed]
+               for r in self.runs if r.classification != PASSES]
+        out += [f"parallel {r.name}: contention: {r.contended_repetitions} repetition(s) had fewer than "
+                f"{RUN_SHARE_PERCENT}% definite answers; this is not a contract verdict"
+                for r in self.runs if r.contended_repetitions]
         out += [f"parallel known-bad {v.name} survived (rule {v.rule})" for v in self.variants
                 if v.status == "survived"]
         return out

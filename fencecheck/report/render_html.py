@@ -274,7 +274,7 @@ def _race_summary_row(s: RaceScenario) -> Safe:
         el("a", s.run_id, href=f"#race-{s.run_id}"), badge(s.verdict), s.width, outcomes, s.attempts, s.aborts,
         f"{s.definite_share:.0%}", s.whole_call_retries, _fmt(s.checker_ms, 1), _fmt(s.race_seconds * 1000, 1),
         s.lock_timeouts if s.lock_timeouts is not None else "—",
-        len(s.problems) + len(s.promise_problems), numeric=(2, 4, 5, 6, 7, 8, 9, 10, 11),
+        len(s.problems) + len(s.promise_problems) + (s.contention is not None), numeric=(2, 4, 5, 6, 7, 8, 9, 10, 11),
     )
 
 
@@ -286,7 +286,7 @@ def _race_detail(s: RaceScenario) -> Safe:
     if failing is not None:
         order_items.append(el("li", f"cannot be placed: call {failing.id} ({failing.caller}) {failing.op} → "
                                     f"{failing.outcome}", class_="failing"))
-    problems = [*s.problems, *s.promise_problems]
+    problems = [*s.problems, *s.promise_problems, *([s.contention] if s.contention else [])]
     summary = el("summary", f"{s.run_id} ", badge(s.verdict),
                  f" — {s.width} callers, {len(s.history)} calls, checker {_fmt(s.checker_ms, 1)} ms")
     return el(

@@ -30,6 +30,7 @@ from fencecheck.race import (
     invoke,
     judge,
     load_counterexample,
+    project_problems,
     recheck,
     save_counterexample,
     setup_from_json,
@@ -37,8 +38,8 @@ from fencecheck.race import (
     simulate_plan,
     structural_problems,
 )
-from model.journal import Acquire, InjectFault, JournalState, documents_for, step
-from race_tests.scenarios import BY_NAME, SCENARIOS, WIDTH, Scenario
+from model.journal import Acquire, InjectFault, JournalState, Register, documents_for, step
+from race_tests.scenarios import BY_NAME, SCENARIOS, T0, WIDTH, Scenario
 from reference import CommandJournalError
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
@@ -353,3 +354,29 @@ def test_ids_are_canonical_uuid4() -> None:
     pattern = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
     ids = Ids(21)
     assert all(pattern.match(ids.uuid()) for _ in range(200))
+
+
+def test_the_whole_project_read_back_names_every_document_outside_the_contested_keys() -> None:
+    state = JournalState.empty()
+    contested = BY_NAME["expired_takeover"].plan(Ids(21)).command
+    other = BY_NAME["expired_takeover"].plan(Ids(22)).command  # registered in the prefix, never called
+    for op in (Register(contested, T0), Register(other, T0)):
+        state, _result = step(state, op)
+    h, o = contested.key_hash, other.key_hash
+    project = {path: Stored(doc, (1, 0)) for key in (h, o) for path, doc in documents_for(state, key).items()}
+    judged = {h: set(documents_for(state, h))}
+    assert project_problems(project, judged, state) == []
+
+    changed = dict(project)
+    changed["strays/x"] = Stored({"n": 1}, (2, 0))
+    changed[f"{root_path(h)}/other/doc"] = Stored({"n": 1}, (2, 0))
+    changed[lifecycle_path(o)] = Stored({"state": "leased"}, (2, 0))
+    del changed[audit_path(o, 1)]
+    problems = project_problems(changed, judged, state)
+    assert problems == [
+        f"checkoutRequests/{h[:8]}/other/doc: stored in a contested key's scope but none of its documents",
+        f"strays/x: stored outside every command key (a stray write; the run only calls {h[:8]})",
+        f"{audit_path(o, 1).replace(o, o[:8])}: the model's document of an uncalled key is missing",
+        f"checkoutRequests/{o[:8]}/lifecycle/current: stored under a key no caller of the run called, and not the "
+        f"model's there",
+    ]

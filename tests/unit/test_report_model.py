@@ -397,3 +397,47 @@ def test_race_runs_of_both_systems_are_collected_and_rechecked(tmp_path):
     assert (lantern.scenario, lantern.verdict, lantern.linearization) == ("lantern_double_extinguish", "ok", "found")
     assert all(call.order is not None for call in lantern.history)
     assert {s.system for s in run.races.scenarios} == {"journal", "lantern"}
+
+
+def _with_definite(scenario, definite: int):
+    return attrs.evolve(scenario, definite_callers=definite)
+
+
+def test_a_race_run_whose_callers_were_all_unavailable_fails_for_contention(tmp_path):
+    run = _clean(tmp_path)
+    first = run.races.scenarios[0]
+    assert first.verdict == "ok" and first.contention is None
+    starved = _with_definite(first, 0)
+    assert not starved.passed
+    verdict = judge(attrs.evolve(run, races=RaceSection((starved, *run.races.scenarios[1:]))))
+    assert verdict.status == "fail"
+    assert f"race {starved.run_id}: contention: only 0 of {first.width} callers had a definite answer" in " ".join(
+        verdict.reasons
+    )
+    assert any("this is not a contract verdict" in reason for reason in verdict.reasons)
+    assert not any("checker verdict" in reason or "promise" in reason for reason in verdict.reasons)
+
+
+def test_a_scenario_needs_99_percent_over_its_repeats_in_the_report(tmp_path):
+    run = _clean(tmp_path)
+    first, width = run.races.scenarios[0], 24
+    # ten 24-way repeats, each above 90 %; 3 unanswered callers of 240 fall below 99 %
+    missing = {0: 2, 1: 1}
+    repeats = [attrs.evolve(first, repeat=n, width=width, definite_callers=width - missing.get(n, 0))
+               for n in range(10)]
+    assert all(r.contention is None for r in repeats)
+    verdict = judge(attrs.evolve(run, races=RaceSection(tuple(repeats))))
+    assert verdict.status == "fail"
+    assert any(r.startswith(f"race {first.scenario}: contention: only {10 * width - 3} of {10 * width} callers over "
+                            "10 repeats") for r in verdict.reasons)
+    repeats[1] = attrs.evolve(repeats[1], definite_callers=width)  # 238 of 240: 99.2 %
+    assert judge(attrs.evolve(run, races=RaceSection(tuple(repeats)))).status == "pass"
+
+
+def test_callers_with_the_model_s_own_unavailable_answer_are_not_contention(tmp_path):
+    run = _clean(tmp_path)
+    first = attrs.evolve(run.races.scenarios[0], width=24, definite_callers=20)
+    assert first.contention is not None
+    excused = attrs.evolve(first, contract_unavailable_callers=4)
+    assert excused.contention is None
+    assert judge(attrs.evolve(run, races=RaceSection((excused,)))).status == "pass"

@@ -92,3 +92,14 @@ def test_not_run_is_said_everywhere(tmp_path):
     data = run.to_json()
     assert data["parallel"] == {"status": NOT_RUN}
     assert Run.from_json(data).parallel is None
+
+
+def test_a_contended_reference_run_fails_the_verdict_for_contention(tmp_path):
+    contended = attrs.evolve(PASSING, contended_repetitions=2, contention="contention: only 1 of 4 callers ...")
+    assert contended.classification == "passes" and not contended.passed
+    verdict = judge(_run(tmp_path, runs=(contended,)))
+    assert verdict.status == "fail"
+    assert verdict.reasons == (
+        "parallel reference: contention: 2 repetition(s) had fewer than 90% definite answers; this is not a "
+        "contract verdict",
+    )

@@ -1,0 +1,106 @@
+"""How many callers of a race must get a definite answer before its verdict means anything.
+
+The checker lets an indefinite call (`journal_unavailable`, a transport error, no answer) have applied or not,
+so a history whose callers are all indefinite is linearizable whatever the implementation did: such a run
+shows nothing about the contract. Every race run (the journal's race runner, the contest runner) and every
+parallel program run therefore needs at least `RUN_SHARE_PERCENT` of its racing callers definite, and a race
+scenario `SCENARIO_SHARE_PERCENT` over all its repeats of one session (race_tests/conftest.py; the evidence
+report recomputes both from the saved results). Below that the run fails for contention: the emulator's
+lock contention left callers unanswered, which is not a contract verdict, never a pass and never a catch.
+
+Not every unavailable answer is contention: the contract itself answers `journal_unavailable` to some calls
+(a clock reading earlier than the stored one, or than the registration), and a commit the harness has the
+server reject is unavailable by design. `contract_unavailable` names the indefinite calls whose answer is
+the model's own wherever the checker's linearization could have placed them; they count with the definite
+ones. That needs the model, never the implementation's word, so an implementation that answers unavailable
+to everything is not excused.
+
+Integer arithmetic only (`definite * 100 >= percent * callers`): 899 of 1000 fails 90 %, 900 of 1000 passes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+RUN_SHARE_PERCENT = 90  # of one race run's (or parallel program run's) racing callers
+SCENARIO_SHARE_PERCENT = 99  # of a race scenario's racing callers over every repeat of one session
+
+
+def share_holds(definite: int, callers: int, percent: int) -> bool:
+    """At least `percent` % of `callers` are definite (no callers: nothing to judge, holds)."""
+    return definite * 100 >= percent * callers
+
+
+def _percent_text(definite: int, callers: int) -> str:
+    """The share rounded down to a tenth (so 89.96 % never reads as 90 %), without a trailing `.0`."""
+    tenths = definite * 1000 // callers
+    return f"{tenths // 10}%" if tenths % 10 == 0 else f"{tenths // 10}.{tenths % 10}%"
+
+
+def contention_problem(definite: int, callers: int, percent: int = RUN_SHARE_PERCENT, *, what: str = "") -> str | None:
+    """None when the share holds, else the message that fails the run (or scenario) for contention.
+    `what`: where the callers are counted, e.g. " over 10 repeats"."""
+    if share_holds(definite, callers, percent):
+        return None
+    return (
+        f"contention: only {definite} of {callers} callers{what} had a definite answer "
+        f"({_percent_text(definite, callers)}, needs {percent}%): the emulator's contention left the others "
+        f"unavailable; this is not a contract verdict"
+    )
+
+
+def contract_unavailable(verdict: Any, initial_state: Any) -> frozenset[int]:
+    """Ids of the indefinite calls of an ok `verdict` (a `fencecheck.linearizability.Verdict`) whose answer is
+    the model's: in every state of the found linearization where the call could sit (after each call that
+    completed before it was invoked, before each call invoked after it completed), the model answers the
+    plug-in's unavailable code and writes nothing. Empty for any other verdict."""
+    if not verdict.ok:
+        return frozenset()
+    plugin = verdict.plugin
+    excused = set()
+    for partition in verdict.partitions:
+        order = partition.order
+        states = [plugin.restrict(initial_state, partition.key_hash)]
+        for call in order:
+            states.append(plugin.step(states[-1], call.op)[0])
+        for call in partition.omitted:
+            after = [i + 1 for i, placed in enumerate(order)
+                     if placed.completed_at is not None and placed.completed_at < call.invoked_at]
+            before = [i for i, placed in enumerate(order)
+                      if call.completed_at is not None and placed.invoked_at > call.completed_at]
+            places = range(max(after, default=0), min(before, default=len(order)) + 1)
+            results = [plugin.step(states[place], call.op)[1] for place in places]
+            if results and all(r.code == plugin.unavailable_code and not r.wrote for r in results):
+                excused.add(call.id)
+    return frozenset(excused)
+
+
+def scenario_contention(runs: Iterable[tuple[str, int, int]]) -> dict[str, str]:
+    """Scenario -> its contention message, for every scenario whose runs (`(scenario, definite callers,
+    callers)`, one per repeat) fall below `SCENARIO_SHARE_PERCENT` together."""
+    totals: dict[str, list[int]] = {}
+    repeats: Counter[str] = Counter()
+    for scenario, definite, callers in runs:
+        total = totals.setdefault(scenario, [0, 0])
+        total[0] += definite
+        total[1] += callers
+        repeats[scenario] += 1
+    found = {}
+    for scenario, (definite, callers) in sorted(totals.items()):
+        what = f" over {repeats[scenario]} repeat{'s' if repeats[scenario] != 1 else ''}"
+        problem = contention_problem(definite, callers, SCENARIO_SHARE_PERCENT, what=what)
+        if problem is not None:
+            found[scenario] = problem
+    return found
+
+
+__all__ = [
+    "RUN_SHARE_PERCENT",
+    "SCENARIO_SHARE_PERCENT",
+    "contention_problem",
+    "contract_unavailable",
+    "scenario_contention",
+    "share_holds",
+]

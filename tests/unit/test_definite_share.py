@@ -1,0 +1,166 @@
+"""The definite-share rule (fencecheck/definite.py): a race run, a contest run and a parallel program run whose
+callers mostly got no definite answer fail for contention, never pass; the thresholds are exact."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from types import SimpleNamespace
+
+import attrs
+import pytest
+
+from fencecheck.contest import RacerRecord, simulate_contest
+from fencecheck.contest import judge as judge_contest
+from fencecheck.contest_results import contest_result
+from fencecheck.definite import (
+    RUN_SHARE_PERCENT,
+    SCENARIO_SHARE_PERCENT,
+    contention_problem,
+    scenario_contention,
+    share_holds,
+)
+from fencecheck.history import History, Indefinite
+from fencecheck.plugins.lantern import LANTERN
+from fencecheck.race import CallerRecord, Ids, RaceRun, judge, simulate_plan, summarize_run
+from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
+from race_tests.scenarios import BY_NAME, WIDTH
+
+UNAVAILABLE = Indefinite("journal_unavailable")
+READ_ONLY = ("terminal_retries_and_acquires", "preseeded_next_audit", "preseeded_registration_audit")
+
+
+def test_thresholds_are_the_issue_s() -> None:
+    assert (RUN_SHARE_PERCENT, SCENARIO_SHARE_PERCENT) == (90, 99)
+
+
+@pytest.mark.parametrize(
+    ("definite", "callers", "percent", "holds"),
+    [
+        (899, 1000, 90, False),  # 89.9 %
+        (900, 1000, 90, True),  # 90 %
+        (9, 10, 90, True),
+        (21, 24, 90, False),  # 87.5 %
+        (22, 24, 90, True),  # 91.7 %
+        (989, 1000, 99, False),  # 98.9 %
+        (990, 1000, 99, True),  # 99 %
+        (237, 240, 99, False),  # 10 repeats of 24, three unanswered
+        (238, 240, 99, True),
+        (0, 0, 90, True),  # no callers, nothing to judge
+    ],
+)
+def test_the_boundaries_are_exact(definite: int, callers: int, percent: int, holds: bool) -> None:
+    assert share_holds(definite, callers, percent) is holds
+    assert (contention_problem(definite, callers, percent) is None) is holds
+
+
+def test_the_message_names_contention_not_the_contract() -> None:
+    assert contention_problem(20, 24) == (
+        "contention: only 20 of 24 callers had a definite answer (83.3%, needs 90%): the emulator's contention "
+        "left the others unavailable; this is not a contract verdict"
+    )
+    assert "(89.9%, needs 90%)" in contention_problem(899, 1000)  # rounded down, never up to the threshold
+    assert "(0%, needs 90%)" in contention_problem(0, 24)
+
+
+def test_a_scenario_needs_99_percent_over_its_repeats() -> None:
+    runs = [("a", 24, 24)] * 9 + [("a", 22, 24)]  # every run over 90 %; 238/240 over the scenario
+    runs += [("b", 24, 24)] * 9 + [("b", 21, 24)]  # 237/240 = 98.75 %
+    found = scenario_contention(runs)
+    assert list(found) == ["b"]
+    assert found["b"].startswith("contention: only 237 of 240 callers over 10 repeats had a definite answer")
+    assert "needs 99%" in found["b"]
+    assert scenario_contention([("c", 23, 24)])["c"].startswith("contention: only 23 of 24 callers over 1 repeat ")
+
+
+# --- the runners' judgements ---------------------------------------------------------------------------
+
+
+def _all_unavailable(run: RaceRun) -> RaceRun:
+    """The run as if every call had answered journal_unavailable (the emulator's contention, nothing applied)."""
+    calls = tuple(attrs.evolve(call, outcome=UNAVAILABLE) for call in run.history.calls)
+    history = History(calls, run.history.final_documents, run.history.system)
+    records = tuple(
+        CallerRecord(r.caller, tuple(attrs.evolve(a, outcome=UNAVAILABLE) for a in r.attempts)) for r in run.callers
+    )
+    return attrs.evolve(run, callers=records, history=history)
+
+
+@pytest.mark.parametrize("name", READ_ONLY)
+def test_a_journal_race_whose_callers_are_all_unavailable_fails_for_contention(name: str) -> None:
+    run = _all_unavailable(simulate_plan(BY_NAME[name].plan(Ids(41))))
+    verdict, seconds = judge(run)
+    assert verdict.ok  # the checker lets every indefinite call have applied or not: it cannot object
+    result = summarize_run(run, verdict, seconds)
+    assert result.definite_callers == 0 and result.verdict == "ok" and result.contract_unavailable_callers == 0
+    assert result.contention is not None and result.contention.startswith(f"contention: only 0 of {run.plan.width}")
+    assert not result.passed
+    assert result.to_json()["contention"] == result.contention
+
+
+def test_a_journal_race_with_every_answer_passes() -> None:
+    run = simulate_plan(BY_NAME["terminal_retries_and_acquires"].plan(Ids(42)))
+    verdict, seconds = judge(run)
+    result = summarize_run(run, verdict, seconds)
+    assert result.contention is None and result.passed
+
+
+def test_the_model_s_own_unavailable_answer_is_not_contention() -> None:
+    """Acquires with a clock reading before the registration: the contract answers journal_unavailable to them
+    wherever they are placed, so they count with the definite callers; the others' answers are definite."""
+    plan = BY_NAME["distinct_holder_first_acquire"].plan(Ids(43))
+    early = tuple(attrs.evolve(c, op=attrs.evolve(c.op, now=plan.setup[0].now - timedelta(seconds=1)))
+                  for c in plan.callers[:3])
+    run = simulate_plan(attrs.evolve(plan, callers=(*early, *plan.callers[3:])))
+    verdict, seconds = judge(run)
+    assert verdict.ok
+    result = summarize_run(run, verdict, seconds)
+    assert result.definite_callers == WIDTH - 3 and result.contract_unavailable_callers == 3
+    assert result.contention is None and result.passed
+
+
+def test_a_contest_whose_racers_are_all_unavailable_fails_for_contention() -> None:
+    run = simulate_contest(LANTERN_BY_NAME["double_extinguish"].contest(), plugin=LANTERN)
+    assert contest_result(run).passed
+    unavailable = Indefinite("lantern_unavailable")
+    calls = tuple(attrs.evolve(call, outcome=unavailable) for call in run.history.calls)
+    history = History(calls, run.history.final_documents, run.history.system)
+    racers = tuple(
+        RacerRecord(r.racer, tuple(attrs.evolve(c, outcome=unavailable) for c in r.calls)) for r in run.racers
+    )
+    verdict, seconds = judge_contest(LANTERN, history, run.initial_state, run.final_documents)
+    run = attrs.evolve(run, history=history, racers=racers, verdict=verdict, checker_seconds=seconds)
+    result = contest_result(run)
+    assert result.verdict == "ok" and result.definite_callers == 0
+    assert result.contention is not None and "this is not a contract verdict" in result.contention
+    assert not result.passed
+
+
+# --- the race suite's session check ----------------------------------------------------------------------
+
+
+def test_the_race_session_fails_a_scenario_below_99_percent_over_its_repeats(monkeypatch) -> None:
+    from race_tests import conftest
+
+    monkeypatch.setattr(conftest, "_SHARES", [])
+    recorded: list[tuple[str, object]] = []
+    for definite in (24, 22, 23):  # 69 of 72: 95.8 %
+        result = SimpleNamespace(scenario="preseeded_next_audit", definite_callers=definite, callers=24,
+                                 contract_unavailable_callers=0)
+        conftest.record_share(lambda name, value: recorded.append((name, value)), result)
+    conftest.record_share(lambda name, value: recorded.append((name, value)),
+                          SimpleNamespace(scenario="expired_takeover", definite_callers=23, callers=24,
+                                          contract_unavailable_callers=1))
+    for entry in recorded:  # as xdist hands the controller each worker's report
+        conftest.pytest_runtest_logreport(SimpleNamespace(when="call", user_properties=[entry]))
+    conftest.pytest_runtest_logreport(SimpleNamespace(when="setup", user_properties=recorded))  # not counted
+    session = SimpleNamespace(config=SimpleNamespace(stash={}), exitstatus=pytest.ExitCode.OK)
+    conftest.pytest_sessionfinish(session, 0)
+    assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
+    problems = session.config.stash[conftest._SHARE_PROBLEMS]
+    assert list(problems) == ["preseeded_next_audit"]
+    assert problems["preseeded_next_audit"].startswith("contention: only 69 of 72 callers over 3 repeats")
+
+    monkeypatch.setattr(conftest, "_SHARES", [("expired_takeover", 24, 24)])
+    session = SimpleNamespace(config=SimpleNamespace(stash={}), exitstatus=pytest.ExitCode.OK)
+    conftest.pytest_sessionfinish(session, 0)
+    assert session.exitstatus == pytest.ExitCode.OK
