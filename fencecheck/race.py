@@ -61,6 +61,7 @@ from fencecheck.history import (
 from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import REFERENCE, OnceClock, ReferenceAPI
+from fencecheck.plugin import contract_error_code, exact_answer_matches
 from model.journal import (
     Acquire,
     CommandRef,
@@ -75,6 +76,7 @@ from model.journal import (
     documents_for,
     step,
 )
+from model.journal.constants import ERROR_CODES
 from reference import AttemptLog
 from reference.journal.errors import CommandJournalError
 from reference.journal.identity import audit_path, lifecycle_path, root_path
@@ -248,8 +250,19 @@ def invoke(system: ReferenceAPI, db: Any, op: JournalOp, clock: Callable[[], dat
 def _observed(system: ReferenceAPI, db: Any, op: JournalOp) -> dict[str, Any] | str:
     try:
         return observed_of(invoke(system, db, op, OnceClock(op.now)))
-    except system.error_type as error:
+    except Exception as error:
+        code = _contract_code(system, error)
+        if code is None:
+            raise
+        return code
+
+
+def _contract_code(system: ReferenceAPI, error: BaseException) -> str | None:
+    """The contract's error code `error` carries: the system's declared error class, or any exception whose
+    `.code` is a contract code (an implementation may raise an error class of its own)."""
+    if isinstance(error, system.error_type):
         return error.code
+    return contract_error_code(error, ERROR_CODES)
 
 
 def _invoke_as_reference(system: ReferenceAPI, db: Any, op: JournalOp, clock: Any, log: Any) -> Any:
@@ -258,10 +271,13 @@ def _invoke_as_reference(system: ReferenceAPI, db: Any, op: JournalOp, clock: An
     (indefinite): a wrong error code would then never be held against it."""
     try:
         return invoke(system, db, op, clock, log)
-    except system.error_type as error:
+    except Exception as error:
         if isinstance(error, CommandJournalError):
             raise
-        raise CommandJournalError(error.code) from None
+        code = _contract_code(system, error)
+        if code is None:
+            raise
+        raise CommandJournalError(code) from None
 
 
 def _call_once(system: ReferenceAPI, recorder: Recorder, db: Any, caller: Caller, op: JournalOp) -> Attempt:
@@ -273,7 +289,7 @@ def _call_once(system: ReferenceAPI, recorder: Recorder, db: Any, caller: Caller
         outcome: Outcome = Definite(observed_of(value))
     except Exception as error:  # the recorder recorded it already; classified the same way here
         outcome = classify_exception(error)
-        if not isinstance(error, system.error_type | CommandJournalError):
+        if not isinstance(error, CommandJournalError):
             unexpected = f"{type(error).__name__}: {error}"[:500]
     return Attempt(-1, op, outcome, log.attempts, log.aborts, clock.reads, unexpected)
 
@@ -316,7 +332,7 @@ def run_setup(db: Any, plan: RacePlan, system: ReferenceAPI = REFERENCE) -> Jour
             write_key(db, h, documents_for(new_state, h))
         else:
             observed = _observed(system, db, op)
-            if not result.matches(observed):
+            if not exact_answer_matches(result, observed):
                 expected = result.output if result.ok else result.code
                 raise SetupMismatch(
                     f"{plan.scenario}: setup call {position} {describe_op(op, epoch=plan.epoch)}: "

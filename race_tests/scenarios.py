@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from fencecheck.plugin import exact_answer_matches
 from fencecheck.race import Caller, CallerRecord, Ids, RacePlan, RaceRun, answer_label
 from model.journal import (
     Acquire,
@@ -169,7 +170,7 @@ def _model_answers_promise(run: RaceRun) -> list[str]:
         new_state, result = step(run.initial_state, record.caller.op)
         if new_state is not run.initial_state:
             problems.append(f"{record.caller.name}: the model says this call writes; the scenario is read-only")
-        elif record.definite and not result.matches(record.final.observed):
+        elif record.definite and not exact_answer_matches(result, record.final.observed):
             expected = result.output if result.ok else result.code
             problems.append(f"{record.caller.name}: answered {answer_label(record.final)}, the model {expected}")
     return problems
