@@ -44,7 +44,9 @@ def elapsed(j: Journal, now: datetime) -> bool:
     return now >= ms_time(j.settlement_deadline_at)
 
 
-def write(gw: GatewayState, op, j: Journal, transition: str, outcome: str, event_type: str, *, grant: bool = False, **changes):
+def write(
+    gw: GatewayState, op, j: Journal, transition: str, outcome: str, event_type: str, *, grant: bool = False, **changes
+):
     """Append one revision (and its event) to `j` in `gw`, or answer an overlay row instead; `changes` are the
     record's new field values (`state=` among them)."""
     now = op.now
