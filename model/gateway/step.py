@@ -28,7 +28,7 @@ from .ops import (
 from .results import Result, answer, error
 from .settle import apply_evidence, close_window, manual_terminal
 from .state import Event, GatewayState, Journal
-from .writes import elapsed, held_at, is_holder, key_of, lease, precheck, write
+from .writes import elapsed, held_at, is_holder, key_of, lease, precheck, undeclared, write
 
 _COMMIT_FAILED = error("any.commit_failed", c.GATEWAY_UNAVAILABLE)
 _BEFORE_PROVIDER = (c.BEGUN, c.CONSUME_INTENT, c.CONSUMED)
@@ -36,8 +36,9 @@ _BEFORE_PROVIDER = (c.BEGUN, c.CONSUME_INTENT, c.CONSUMED)
 
 def _begin(state: GatewayState, op: Begin):
     ref = op.journal
-    if ref.consistency != c.LINEARIZABLE:
-        return state, error("any.not_linearizable", c.NAMESPACE_NOT_LINEARIZABLE)
+    refused = undeclared(op)
+    if refused is not None:
+        return state, refused
     record = state.get(key_of(op))
     if record is None:
         j = Journal(

@@ -18,9 +18,17 @@ def key_of(op) -> tuple[str, str]:
     return op.journal.namespace_id, op.journal.journal_key
 
 
-def precheck(state: GatewayState, op) -> Journal | Result:
+def undeclared(op) -> Result | None:
+    """Precedence step 1: a namespace not declared GLOBAL_SHARED_LINEARIZABLE is refused before any read."""
     if op.journal.consistency != c.LINEARIZABLE:
         return error("any.not_linearizable", c.NAMESPACE_NOT_LINEARIZABLE)
+    return None
+
+
+def precheck(state: GatewayState, op) -> Journal | Result:
+    refused = undeclared(op)
+    if refused is not None:
+        return refused
     record = state.get(key_of(op))
     if record is None:
         return error("any.not_begun", c.JOURNAL_NOT_BEGUN)

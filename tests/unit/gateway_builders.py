@@ -61,11 +61,12 @@ def hosted(ref: JournalRef = REF, *, at: datetime = T0, kind: str = "FRESH", per
             "transitioned_at": ms,
             "settlement_deadline_at": ms + SETTLEMENT_WINDOW_MS,
         }
+    fields = {"idempotency_key": ref.consume_idempotency_key, "operation_identity": ref.operation_identity, **fields}
     fields.update(bend)
-    return HostedAnswer(kind, ref.consume_idempotency_key, ref.operation_identity, **fields)
+    return HostedAnswer(kind, **fields)
 
 
-def evidence(ref: JournalRef = REF, verdict: str = "SETTLED", *, reference: str | None = "pi_1", **bend) -> Evidence:
+def evidence(verdict: str = "SETTLED", ref: JournalRef = REF, *, reference: str | None = "pi_1", **bend) -> Evidence:
     """Decisive verified evidence for `ref`'s provider (a receipt unless bent)."""
     verified = "PROVIDER_API_VERIFIED" if ref.provider == "stripe_payment_intent" else "CHAIN_FINALIZED"
     fields = {

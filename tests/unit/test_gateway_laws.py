@@ -248,7 +248,7 @@ def _evidence(data, ref, j, now, good: bool):
         late = j.settlement_deadline_at is not None and now >= ms_time(j.settlement_deadline_at)
         parks = verdict != "SETTLED" and j.state != "PROVIDER_INTENT" and (late or not fenced)
         receipt = None if parks != (_pick(data, range(8)) == 0) else "c" * 64  # now and then the wrong one
-        return evidence(ref, verdict, reference=reference, submission_fenced=fenced, receipt_digest=receipt)
+        return evidence(verdict, ref, reference=reference, submission_fenced=fenced, receipt_digest=receipt)
     if isinstance(j, Journal) and j.evidence_verdict is not None and _flip(data):
         ev = attrs.evolve(
             ev,
