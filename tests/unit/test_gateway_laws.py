@@ -235,8 +235,8 @@ def _evidence(data, ref, j, now, good: bool):
     verdict = _pick(data, _VERDICTS)
     reference = _pick(data, ([stored_ref, stored_ref, stored_ref, "pi_1", "pi_2", None, None]))
     ev = evidence(
-        ref,
         verdict,
+        ref,
         reference=reference,
         submission_fenced=_flip(data),
         receipt_digest=None if verdict == "NOT_SUBMITTED" else "c" * 64,
