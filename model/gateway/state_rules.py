@@ -128,6 +128,15 @@ def _per_state(r) -> Iterator[tuple[str, str]]:
             or r["submission_fenced"] is not None
         ):
             yield "G-INV-3", f"{state} evidence is not exactly the report's"
+    if state == c.RECONCILE_INTENT and r["evidence_verdict"] is not None:
+        resumed = (
+            r["evidence_class"] == c.VERIFIED_CLASS.get(r["provider"])
+            and r["independent_verification"] is True
+            and r["evidence_verdict"] in (c.FAILED, c.NOT_SUBMITTED)
+            and type(r["submission_fenced"]) is bool
+        )
+        if not resumed:
+            yield "G-INV-3", "RECONCILE_INTENT with decisive evidence it did not park on"
     if state in (c.COMMIT, c.RELEASE) and r["terminal_path"] is None:
         yield "G-INV-3", f"{state} without terminal_path"
 

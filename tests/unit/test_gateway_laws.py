@@ -384,3 +384,27 @@ def test_every_reachable_row_fires_in_one_derandomized_generated_run():
     reachable = {row.id for row in TRANSITIONS if row.reachable}
     assert reachable - set(hits) == set(), sorted(reachable - set(hits))
     assert set(hits) <= reachable  # an unreachable row never fires without damaged data
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs())
+def test_lease_expiry_and_deadline_equality_on_reachable_states(numbers):
+    """On every journal a run reaches: a lease is held one microsecond before its expiry and not at it; a
+    consumed journal's window is open one microsecond before the deadline and closes at it exactly."""
+    state = steered_run(numbers, Counter(), count_step)
+    refs = {ref.journal_key: ref for ref in (NEVER_BEGUN, X402, REF)}  # REF was begun first: its key is REF's
+    for (_ns, _key), j in state.records:
+        ref = refs[j.journal_key]
+        if j.lease_kind is not None and j.updated_at < j.lease_expires_at:
+            before = step(state, get(j.lease_expires_at - US, ref))[1].output["lease_active"]
+            at = step(state, get(j.lease_expires_at, ref))[1].output["lease_active"]
+            assert (before, at) == (j.state in ("CONSUME_INTENT", "PROVIDER_INTENT", "RECONCILE_INTENT"), False)
+        if j.state == "CONSUMED":
+            deadline = ms_time(j.settlement_deadline_at)
+            assert step(state, close(deadline - US, ref))[1].transition == "csw.open"
+            assert step(state, close(deadline, ref))[1].transition == "csw.close"
+            assert step(state, provider_intent(A, deadline, ref))[1].transition == "tpi.window_elapsed"
+            assert step(state, provider_intent(A, deadline - US, ref))[1].transition in (
+                "tpi.first",
+                "any.clock_earlier",
+            )
