@@ -49,7 +49,9 @@ class _Run:
             line = progress.format_line(LABEL, progress.snapshot(self.directory), self.ticker.elapsed())
             # Outside the running test's capture (without xdist this process runs the tests itself).
             with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-                reporter.ensure_newline()
+                # Progress dots (xdist's among them) leave the line open without pytest knowing of it.
+                if getattr(reporter._tw, "width_of_current_line", 0):
+                    reporter.write("\n")
                 reporter.write_line(line)
 
     def pytest_sessionstart(self) -> None:
