@@ -107,7 +107,7 @@ function main() {
         greeted = true;
         return {
           id,
-          ok: { protocol: PROTOCOL, version: VERSION, system: 'journal', implementation: 'node-journal', projectId },
+          output: { protocol: PROTOCOL, version: VERSION, system: 'journal', implementation: 'node-journal', projectId },
         };
       }
       if (!greeted) return { id, protocolError: 'the first request must be hello' };
