@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
@@ -304,3 +305,80 @@ def test_a_start_without_a_project_is_a_failure_not_a_verdict(node_command: list
         assert "exited (code 2)" in caught.value.what
     finally:
         process.close()
+
+
+_VECTORS_SCRIPT = r"""
+const identity = require('./identity');
+const vectors = JSON.parse(require('node:fs').readFileSync(0, 'utf8')).vectors;
+process.stdout.write(JSON.stringify(vectors.map(({ input }) => {
+  const { kind, value } = input.callerScope;
+  const key = identity.commandKeyHash(input.environment, kind, value, input.commandId);
+  const canonical = identity.canonicalJson(input.payload);
+  return {
+    canonicalPayloadJson: canonical,
+    commandKeyHash: key,
+    payloadFingerprint: identity.payloadFingerprint(key, canonical),
+    leaseOwnerFingerprint: identity.leaseOwnerFingerprint(key, input.leaseId),
+    terminalCommitmentHash: identity.terminalCommitmentHash(key, input.terminalReferenceFingerprint),
+    rootPath: identity.rootPath(key),
+    lifecyclePath: identity.lifecyclePath(key),
+    registrationAuditPath: identity.auditPath(key, 1),
+    firstLeaseAuditPath: identity.auditPath(key, 2),
+  };
+})));
+"""
+
+
+def test_identity_reproduces_the_golden_vectors(node_command: list[str]) -> None:
+    golden = json.loads((NODE_JOURNAL.parents[1] / "tests" / "vectors" / "identity-golden.json").read_text())
+    computed = subprocess.run(
+        [node_command[0], "-e", _VECTORS_SCRIPT],
+        input=json.dumps(golden),
+        capture_output=True,
+        text=True,
+        cwd=NODE_JOURNAL,
+        check=True,
+    )
+    expected = [{name: value for name, value in vector.items() if name != "input"} for vector in golden["vectors"]]
+    assert json.loads(computed.stdout) == expected
+
+
+_FROZEN_SCRIPT = r"""
+'use strict';
+const { decide } = require('./decide');
+const { CommerceCommandJournalError } = require('./errors');
+const command = { commandKeyHash: 'a'.repeat(64), commandType: 't', endpointSchemaVersion: 1,
+                  payloadFingerprint: 'b'.repeat(64), environment: 'test', callerScopeKind: 'firebase_uid' };
+const registration = { commandType: 't', endpointSchemaVersion: 1, payloadFingerprint: 'b'.repeat(64), createdAt: 0 };
+const deepFrozen = (v) =>
+  v === null || typeof v !== 'object' || (Object.isFrozen(v) && Object.values(v).every(deepFrozen));
+const lease = decide({ operation: 'acquire', command, now: 5, ownerFingerprint: 'c'.repeat(64) }, registration, null);
+const error = new CommerceCommandJournalError('lease_rejected');
+let refused = false;
+try { error.code = 'x'; } catch { refused = true; }
+process.stdout.write(JSON.stringify({
+  output: deepFrozen(lease.output), outputKeys: Object.keys(lease.output), error: Object.isFrozen(error) && refused,
+  errorKeys: Object.keys(error), message: error.message, hasCause: 'cause' in error,
+}));
+"""
+
+
+def test_outputs_and_errors_are_frozen_and_fixed_shape(node_command: list[str]) -> None:
+    ran = subprocess.run(
+        [node_command[0], "-e", _FROZEN_SCRIPT], capture_output=True, text=True, cwd=NODE_JOURNAL, check=True
+    )
+    assert json.loads(ran.stdout) == {
+        "output": True,
+        "outputKeys": [
+            "journalSchemaVersion",
+            "lifecycleSchemaVersion",
+            "outcome",
+            "state",
+            "fenceEpoch",
+            "leaseExpiresAt",
+        ],
+        "error": True,
+        "errorKeys": ["code"],
+        "message": reference.CommandJournalError("lease_rejected").args[0],
+        "hasCause": False,
+    }
