@@ -382,3 +382,27 @@ def test_outputs_and_errors_are_frozen_and_fixed_shape(node_command: list[str]) 
         "message": reference.CommandJournalError("lease_rejected").args[0],
         "hasCause": False,
     }
+
+
+def test_an_eight_way_acquire_race_in_one_process_has_one_winner(
+    firestore_db: Any, node_db: Any, node: ImplementationProcess
+) -> None:
+    """Eight requests in flight in one process contend on one lifecycle (the runner's rounds and looks): one
+    lease at fence 1; every other caller is busy or, under contention, unavailable; and the stored documents
+    are exactly those the reference writes for the winner alone."""
+    pair = Pair(firestore_db, node)
+    args = command()
+    pair.both("registerCommerceCommand", args, at(0))
+    leases = [str(uuid.uuid4()) for _ in range(8)]
+    futures = [
+        node.send({"op": "acquireCommerceCommandLease", "args": lease(args, x), "now": datetime_to_json(at(1))})
+        for x in leases
+    ]
+    answers = [node.result(future, 300.0).outcome for future in futures]
+    winners = [x for x, answer in zip(leases, answers, strict=True) if isinstance(answer, dict)
+               and answer["outcome"] == "lease_acquired"]
+    assert len(winners) == 1, answers
+    others = [answer for answer in answers if not (isinstance(answer, dict) and answer["outcome"] == "lease_acquired")]
+    assert all(a == "journal_unavailable" or a["outcome"] == "lease_busy" for a in others), others
+    assert pair.reference("acquireCommerceCommandLease", lease(args, winners[0]), at(1))["fenceEpoch"] == 1
+    assert_same_documents(firestore_db, node_db, key_of(args))
