@@ -131,14 +131,14 @@ class ImplementationProcess:
             try:
                 answer_id, said = _parse_answer(line)
             except ValueError:
+                self._process.kill()  # nothing it says afterwards can be trusted
                 self._fail_all(f"malformed answer line: {line[:200]!r}")
-                self._process.kill()
                 return
             with self._lock:
                 future = self._waiting.pop(answer_id, None) if isinstance(answer_id, int | str) else None
             if future is None:
+                self._process.kill()  # nothing it says afterwards can be trusted
                 self._fail_all(f"answer for an id that is not in flight: {answer_id!r}")
-                self._process.kill()
                 return
             if isinstance(said, str):
                 future.set_exception(ImplementationFailure(f"implementationError {said}", self.stderr_tail()))

@@ -1,0 +1,131 @@
+"""The protocol client (tests/implementation_client.py) against small fake implementations written in Python.
+
+No Node and no emulator: each fake is a few lines run with this interpreter, speaking (or breaking) the
+protocol of docs/implementation-protocol.md, so the client's reporting is pinned where CI runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from tests.implementation_client import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
+
+# Reads requests until it holds `n`, then answers them in reverse order (answers in any order are legal).
+_PRELUDE = """
+import json, os, sys
+def answer(obj):
+    sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+hello = json.loads(sys.stdin.readline())
+answer({"id": hello["id"], "output": {"protocol": "fencecheck-implementation", "version": 1, "system": "journal",
+        "implementation": "fake", "projectId": os.environ["FENCECHECK_PROJECT_ID"]}})
+"""
+
+
+def fake(body: str) -> ImplementationProcess:
+    script = _PRELUDE + textwrap.dedent(body)
+    return ImplementationProcess(
+        [sys.executable, "-c", script], emulator_host="127.0.0.1:1", project_id="demo-fake"
+    )
+
+
+def test_answers_in_any_order_reach_their_requests() -> None:
+    with fake(
+        """
+        held = [json.loads(sys.stdin.readline()) for _ in range(3)]
+        for request in reversed(held):
+            answer({"id": request["id"], "output": {"echo": request["args"]["n"]}})
+        answer({"id": json.loads(sys.stdin.readline())["id"], "error": {"code": "lease_busy"}})
+        """
+    ) as process:
+        assert process.hello()["projectId"] == "demo-fake"
+        futures = [process.send({"op": "x", "args": {"n": n}, "now": "t"}) for n in range(3)]
+        assert [process.result(f, 60).output for f in futures] == [{"echo": 0}, {"echo": 1}, {"echo": 2}]
+        assert process.call("x", {}, "t") == Answer(error="lease_busy")
+
+
+def test_a_protocol_error_is_the_requests_fault_and_the_process_goes_on() -> None:
+    with fake(
+        """
+        for line in sys.stdin:
+            request = json.loads(line)
+            if request["op"] == "bad":
+                answer({"id": request["id"], "protocolError": "unknown op"})
+            else:
+                answer({"id": request["id"], "output": {}})
+        """
+    ) as process:
+        process.hello()
+        with pytest.raises(ProtocolErrorAnswer, match="unknown op"):
+            process.call("bad", {}, "t")
+        assert process.call("good", {}, "t") == Answer(output={})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "not json",
+        '{"id": 2}',
+        '{"id": 2, "output": {}, "error": {"code": "x"}}',
+        '{"id": 2, "error": "lease_busy"}',
+        '{"id": 99, "output": {}}',
+    ],
+)
+def test_a_malformed_answer_is_an_implementation_failure_with_the_stderr_tail(line: str) -> None:
+    with fake(
+        f"""
+        sys.stdin.readline()
+        sys.stderr.write("fake: about to misbehave\\n"); sys.stderr.flush()
+        sys.stdout.write({line!r} + "\\n"); sys.stdout.flush()
+        sys.stdin.read()
+        """
+    ) as process:
+        process.hello()
+        with pytest.raises(ImplementationFailure) as caught:
+            process.call("x", {}, "t")
+        assert "fake: about to misbehave" in caught.value.stderr_tail
+        assert "malformed answer" in caught.value.what or "not in flight" in caught.value.what
+
+
+def test_a_crash_with_requests_in_flight_is_reported_with_its_exit_code_and_stderr() -> None:
+    with fake(
+        """
+        sys.stdin.readline()
+        sys.stderr.write("fake: Traceback (most recent call last): boom\\n"); sys.stderr.flush()
+        sys.exit(3)
+        """
+    ) as process:
+        process.hello()
+        with pytest.raises(ImplementationFailure, match=r"exited \(code 3\)") as caught:
+            process.call("x", {}, "t")
+        assert "boom" in caught.value.stderr_tail
+        # later requests fail the same way at once, never hang
+        with pytest.raises(ImplementationFailure, match="exited"):
+            process.call("x", {}, "t")
+
+
+def test_an_implementation_error_answer_is_a_failure_not_a_verdict() -> None:
+    with fake(
+        """
+        request = json.loads(sys.stdin.readline())
+        answer({"id": request["id"], "implementationError": "TypeError"})
+        sys.stdin.read()
+        """
+    ) as process:
+        process.hello()
+        with pytest.raises(ImplementationFailure, match="implementationError TypeError"):
+            process.call("x", {}, "t")
+
+
+def test_a_hello_of_another_version_is_refused() -> None:
+    script = """
+import json, sys
+request = json.loads(sys.stdin.readline())
+sys.stdout.write(json.dumps({"id": request["id"], "output": {"version": 2}}) + "\\n"); sys.stdout.flush()
+sys.stdin.read()
+"""
+    with ImplementationProcess([sys.executable, "-c", script], emulator_host="h", project_id="p") as process:
+        with pytest.raises(ImplementationFailure, match="not protocol version 1"):
+            process.hello()
