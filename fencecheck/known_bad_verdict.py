@@ -5,10 +5,12 @@ A variant is **caught** when a run failed a property of the contract (a lockstep
 stored documents, an `illegal` checker verdict, a structural invariant, a scenario's promise, the clock read
 more than once per call) AND that failure replays against the variant AND the same program passes against the
 reference. It is an **error**, never a catch, when the run failed by anything else: the harness or the variant
-crashed outside the contract's error type (a `NameError`, say), the emulator failed, the checker answered
-`unknown` (budget exhausted), a call hung; or when the failure did not replay against the variant, or failed
-against the reference too. An error seen beside a contract failure makes the whole verdict an error: a run that
-crashed is not evidence. **survived**: no failure at all; **timeout**: the runner gave up before deciding.
+crashed outside the contract's error type (a `NameError`, say), the emulator failed, a call hung, or the only
+failure is the checker answering `unknown` (budget exhausted); or when the failure did not replay against the
+variant, or failed against the reference too. A crash or a hang seen beside a contract failure makes the whole
+verdict an error: a run that crashed is not evidence. An undecided checker beside a contract failure (a broken
+invariant of the stored documents, say) does not: the invariant was checked without the checker.
+**survived**: no failure at all; **timeout**: the runner gave up before deciding.
 
 Bounds on how small a shrunk counterexample is, or how quickly it was found, depend on how much time the
 shrinkers got (the machine's load): they never decide the status, they are `warnings` on the verdict.
@@ -26,7 +28,7 @@ import attrs
 
 CAUGHT, SURVIVED, TIMEOUT, ERROR = "caught", "survived", "timeout", "error"
 STATUSES = (CAUGHT, SURVIVED, TIMEOUT, ERROR)  # as fencecheck.report.model.KNOWN_BAD_STATUSES
-CONTRACT, HARNESS = "contract", "error"
+CONTRACT, HARNESS, UNDECIDED = "contract", "error", "undecided"
 
 # The harness problems (fencecheck.race, fencecheck.contest, fencecheck.parallel.execute) that are no property
 # of the contract: a call that raised something other than the system's error type, a call that never returned.
@@ -45,14 +47,15 @@ _UNDECIDED = re.compile(r"could not decide within its budget|failing repetition 
 
 @attrs.frozen
 class Finding:
-    """One thing a run found wrong: `kind` is CONTRACT (a property of the contract) or HARNESS (an error)."""
+    """One thing a run found wrong: `kind` is CONTRACT (a property of the contract), HARNESS (an error: a crash,
+    a hang) or UNDECIDED (the checker could not decide: an error unless a contract property failed beside it)."""
 
     kind: str
     text: str
 
     def __attrs_post_init__(self) -> None:
-        if self.kind not in (CONTRACT, HARNESS):
-            raise ValueError(f"a finding is {CONTRACT!r} or {HARNESS!r}, not {self.kind!r}")
+        if self.kind not in (CONTRACT, HARNESS, UNDECIDED):
+            raise ValueError(f"a finding is {CONTRACT!r}, {HARNESS!r} or {UNDECIDED!r}, not {self.kind!r}")
 
 
 def contract(text: str) -> Finding:
@@ -76,12 +79,22 @@ def mismatch_finding(mismatch: BaseException | str) -> Finding:
 
 
 def verdict_finding(verdict: str, explanation: str | None = None) -> Finding | None:
-    """The checker's verdict on a history: illegal is a contract failure, unknown an error, ok nothing."""
+    """The checker's verdict on a history: illegal is a contract failure, unknown undecided, ok nothing."""
     if verdict == "ok":
         return None
     first = (explanation or "").strip().splitlines()[:1]
     text = f"checker: {verdict}" + (f" ({first[0]})" if first else "")
-    return contract(text) if verdict == "illegal" else error(text)
+    return contract(text) if verdict == "illegal" else Finding(UNDECIDED, text)
+
+
+def errors_in(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that make a verdict an error whatever else was found: crashes and hangs, and an undecided
+    checker when no property of the contract failed. Empty: the contract findings (if any) decide."""
+    found = list(findings)
+    harness = [f for f in found if f.kind == HARNESS]
+    if harness or any(f.kind == CONTRACT for f in found):
+        return harness
+    return [f for f in found if f.kind == UNDECIDED]
 
 
 def failure_kind(message: str) -> str:
@@ -144,13 +157,13 @@ def judge(
     is no catch); `reproduction` says what was replayed, for the reason's text."""
     found = list(findings)
     warned = tuple(warnings)
-    errors = [f for f in found if f.kind == HARNESS]
+    errors = errors_in(found)
     if errors:
         return KnownBadVerdict(ERROR, f"failed by an error, not by a property of the contract: {errors[0].text}",
                                warned)
     if not found:
         return KnownBadVerdict(SURVIVED, "no property of the contract failed", warned)
-    first = found[0].text
+    first = next(f.text for f in found if f.kind == CONTRACT)
     where = f" ({reproduction})" if reproduction else ""
     if replays_on_variant is not True:
         return KnownBadVerdict(ERROR, f"the failure did not replay against the variant{where}: {first}", warned)

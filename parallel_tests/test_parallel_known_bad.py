@@ -7,13 +7,14 @@ would replay last run's counterexample at once and hide a loss of reach of the s
 
 Caught is the one rule of fencecheck.known_bad_verdict: the reported (shrunk) case failed a property of the
 contract (an illegal history, a structural invariant, the clock read twice, a prefix call that disagreed with
-the model) in none of its repetitions by an error (an `unknown` verdict, a foreign exception such as a
-`NameError`, a hung branch, a prefix call that raised), and its counterexample file is a true reproduction: an
-illegal saved history re-checks as illegal (pure, so not at the mercy of a race), a structural failure shows
-again when the program runs against the variant, and the same program run against the real reference passes,
-once through `replay_parallel(path, db)` and in every one of R repetitions. The result is written once, after
-every check. The test then also requires the failure not to be in the prefix (the bug needed a race: a prefix
-failure would mean the variant is not concurrency-only, i.e. the sequential catalogue's job).
+the model) in none of its repetitions by an error (a foreign exception such as a `NameError`, a hung branch, a
+prefix call that raised; an `unknown` verdict only when nothing else failed), and its counterexample file is a
+true reproduction: an illegal saved history re-checks as illegal (pure, so not at the mercy of a race), a
+structural failure shows again when the program runs against the variant, and the same program run against the
+real reference passes, once through `replay_parallel(path, db)` and in every one of R repetitions. The result
+is written once, after every check. The test then also requires the failure not to be in the prefix (the bug
+needed a race: a prefix failure would mean the variant is not concurrency-only, i.e. the sequential
+catalogue's job).
 
 How small the shrunk program is (MIN_BRANCHES branches, at most MAX_SHRUNK_CONCURRENT_OPS racing calls and
 MAX_SHRUNK_PREFIX_OPS prefix calls) depends on how far the time-capped shrinkers got, so on the machine's load:
@@ -39,6 +40,7 @@ from fencecheck.known_bad_verdict import (
     Finding,
     KnownBadVerdict,
     bound_warning,
+    errors_in,
     judge,
     mismatch_finding,
     problem_finding,
@@ -137,7 +139,7 @@ def judge_parallel_variant(api: ReferenceAPI, *, projects: ProjectSource, emulat
         f"({len(case.failures)}/{len(case.repetitions)}); {outcome.seconds:.1f} s in all; {relative}"
     )
     found = case_findings(case)
-    if path is None or any(f.kind != CONTRACT for f in found):
+    if path is None or errors_in(found):
         return Judged(judge(found, reproduction="no counterexample saved"), fields, case, path)
     # Shrinking is time-capped (Budget.shrink_seconds, minimize_seconds): the size it reaches depends on load.
     bounds = [
@@ -156,7 +158,8 @@ def judge_parallel_variant(api: ReferenceAPI, *, projects: ProjectSource, emulat
         how = f"{relative}: the prefix run again against the variant"
     else:
         again = replay_parallel_case(path, emulator, repeat=repeat, system=api)
-        replays = again.failed and all(f.kind == CONTRACT for f in case_findings(again))
+        again_found = case_findings(again)
+        replays = any(f.kind == CONTRACT for f in again_found) and not errors_in(again_found)
         how = f"{relative}: run again against the variant ({again.classification})"
     once = _on_fresh_project(projects, path, REFERENCE)
     again = replay_parallel_case(path, emulator, repeat=repeat, system=REFERENCE)

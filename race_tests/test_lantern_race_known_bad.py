@@ -7,7 +7,8 @@ Caught is the one rule of fencecheck.known_bad_verdict: a run of the scenario ag
 a clock read twice, a broken promise), the failure replays against the variant (an illegal history re-checks as
 illegal, a saved history being pure; otherwise the scenario shows a contract failure again within MAX_REPEATS
 more runs), and the same scenario passes against the reference. A run that saw a foreign exception (a
-`NameError`, say), a hung call or an `unknown` verdict is an error, not a catch. Runs against a variant are no
+`NameError`, say) or a hung call is an error, not a catch. A run whose only failure is an `unknown` verdict
+decides nothing (the next run goes ahead); when no run decided, that is an error too. Runs against a variant are no
 evidence about the reference: nothing is written to artifacts/races. A detecting run with an illegal verdict
 leaves its history in counterexamples/ (it names the variant as its implementation), and each variant's verdict
 is recorded once, after every check, as artifacts/known_bad/lantern-race-<variant>.json (time to detection = the
@@ -26,9 +27,11 @@ import pytest
 from fencecheck.contest_results import recheck
 from fencecheck.known_bad_verdict import (
     CONTRACT,
+    UNDECIDED,
     Finding,
     KnownBadVerdict,
     contract,
+    errors_in,
     judge,
     mismatch_finding,
     problem_finding,
@@ -69,8 +72,9 @@ class Judged:
 
 def judge_variant(scenario: LanternScenario, implementation: Any, *, db: Any, emulator: Any, project_id: str,
                   counterexamples: Path) -> Judged:
-    """Run `scenario` against `implementation` up to MAX_REPEATS times (until a run finds anything), then
-    check the reproduction (see the module docstring). Harness crashes propagate."""
+    """Run `scenario` against `implementation` up to MAX_REPEATS times (until a run finds a contract failure or
+    an error: a run whose checker was merely undecided goes on to the next), then check the reproduction (see
+    the module docstring). Harness crashes propagate."""
 
     def run(system: Any, repeat: int) -> tuple[ScenarioResult, float]:
         emulator.reset(project_id)
@@ -97,19 +101,20 @@ def judge_variant(scenario: LanternScenario, implementation: Any, *, db: Any, em
             return setup_failed(mismatch)
         seconds += elapsed
         runs.append(result)
-        if findings_of(result):
+        if any(f.kind != UNDECIDED for f in findings_of(result)):  # an undecided run alone decides nothing
             break
     last = runs[-1]
     found = findings_of(last)
-    if not found or any(f.kind != CONTRACT for f in found):
+    if not any(f.kind != UNDECIDED for f in found):  # nothing decisive: survived, or error if a run was undecided
+        return Judged(judge([f for result in runs for f in findings_of(result)]), tuple(runs), round(seconds, 2))
+    if errors_in(found):
         return Judged(judge(found), tuple(runs), round(seconds, 2))
     if last.verdict == "illegal" and last.counterexample:
         replays = recheck(last.counterexample).status == "illegal"
         how = f"re-checked {last.counterexample}"
     else:
         again = [run(implementation, len(runs) + i)[0] for i in range(MAX_REPEATS)]
-        replays = any(caught_by(result) and not any(f.kind != CONTRACT for f in findings_of(result))
-                      for result in again)
+        replays = any(caught_by(result) and not errors_in(findings_of(result)) for result in again)
         how = f"the scenario again against the variant, {MAX_REPEATS} runs"
     reference, _elapsed = run(LANTERN.resolve(None), 0)
     reproduction = how if reference.passed else f"{how}; against the reference: {findings_of(reference)[:1]}"

@@ -10,6 +10,7 @@ from fencecheck.known_bad_verdict import (
     ERROR,
     HARNESS,
     SURVIVED,
+    UNDECIDED,
     Finding,
     KnownBadVerdict,
     bound_warning,
@@ -57,6 +58,17 @@ def test_an_error_beside_a_contract_failure_makes_the_verdict_an_error():
     assert verdict.status == ERROR and "NameError" in verdict.reason and not verdict.caught
 
 
+def test_an_undecided_checker_is_an_error_alone_but_not_beside_a_contract_failure():
+    unknown = verdict_finding("unknown", "the search budget ran out")
+    alone = judge([unknown], replays_on_variant=True, passes_on_reference=True)
+    assert alone.status == ERROR and "checker: unknown" in alone.reason
+    invariant = problem_finding("INV-3: venues/bar: activeLanternCount 1, 0 active lanterns")
+    beside = judge([unknown, invariant], replays_on_variant=True, passes_on_reference=True)
+    assert beside.status == CAUGHT and beside.reason == invariant.text
+    crash = problem_finding("alice: raised NameError: n (only the system's error may escape)")
+    assert judge([unknown, invariant, crash], replays_on_variant=True, passes_on_reference=True).status == ERROR
+
+
 def test_nothing_found_is_survived_and_warnings_decide_nothing():
     warned = bound_warning("the shrunk program's length", 14, 12)
     assert warned == ["the shrunk program's length is 14 (expected at most 12; shrinking is time-capped)"]
@@ -82,7 +94,7 @@ def test_race_problems(problem, kind):
 def test_verdicts_and_mismatches():
     assert verdict_finding("ok") is None
     assert verdict_finding("illegal", "no order\nmore").kind == CONTRACT
-    assert verdict_finding("unknown", "budget exhausted").kind == HARNESS
+    assert verdict_finding("unknown", "budget exhausted").kind == UNDECIDED
     assert mismatch_finding("lockstep mismatch at step 1: register(...)\n  the reference raised NameError: x\n"
                             "model state after the step").kind == HARNESS
     assert mismatch_finding("lockstep mismatch at step 2: complete(...)\n  model expects 'journal_unavailable'\n"
