@@ -175,4 +175,4 @@ def judge(
 
 def bound_warning(what: str, value: int, bound: int) -> list[str]:
     """A shrink-size bound as a warning (empty when it holds): the size depends on the shrinkers' time."""
-    return [] if value <= bound else [f"{what} is {value} (expected at most {bound}; shrinking is time-capped)"]
+    return [] if value <= bound else [f"{what}: {value} (expected at most {bound}; shrinking is time-capped)"]

@@ -71,7 +71,7 @@ def test_an_undecided_checker_is_an_error_alone_but_not_beside_a_contract_failur
 
 def test_nothing_found_is_survived_and_warnings_decide_nothing():
     warned = bound_warning("the shrunk program's length", 14, 12)
-    assert warned == ["the shrunk program's length is 14 (expected at most 12; shrinking is time-capped)"]
+    assert warned == ["the shrunk program's length: 14 (expected at most 12; shrinking is time-capped)"]
     assert bound_warning("x", 12, 12) == []
     assert judge([], warnings=warned) == KnownBadVerdict(SURVIVED, "no property of the contract failed", tuple(warned))
     caught = judge([ILLEGAL], replays_on_variant=True, passes_on_reference=True, warnings=warned)
