@@ -24,7 +24,7 @@ from . import failures, gate_process, progress, report
 from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .junit import SuiteCounts, parse_junit
-from .report.model import PASS
+from .report.model import INCOMPLETE, PASS
 from .systems import ENV_SYSTEM, import_module
 
 PROFILES = ("ci", "thorough", "gate")
@@ -165,14 +165,16 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     failures.save_sidecar(artifacts, system, found)
     for line in failures.terminal_lines(found, system):
         print(line, flush=True)
-    if system is not None and not found and not interrupted:
-        print(f"the known-bad variant {args.known_bad} SURVIVED the selected suites: nothing they check tells it "
-              f"from the reference", flush=True)
+    known_bad = failures.known_bad_verdict(found) if system is not None else None
+    if known_bad is not None and not interrupted:
+        print(f"the known-bad variant {args.known_bad} {known_bad.status.upper()}: {known_bad.reason}", flush=True)
     run = report.collect(artifacts, suites=[s.name for s in SUITES], record=record)
     paths = report.write_reports(run, artifacts)
     print(f"verdict: {run.verdict.status}  ({', '.join(str(p) for p in paths)})", flush=True)
     if interrupted:
         return 130
+    if known_bad is not None:  # the question was "is it caught?": 0 only when it was, by the contract
+        return 0 if known_bad.caught and run.verdict.status != INCOMPLETE else 1
     return 0 if run.verdict.status == PASS else 1
 
 

@@ -22,6 +22,8 @@ from typing import ClassVar
 
 import attrs
 
+from .known_bad_verdict import CONTRACT, KnownBadVerdict, failure_kind, gate_verdict
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 JUNIT_DIR = "junit"
 SIDECAR = "failures.json"
@@ -43,6 +45,7 @@ class Failure:
     test: str  # classname::name, as the JUnit file has it
     summary: tuple[str, ...]  # the failing property
     counterexamples: tuple[str, ...]  # relative to the project root when inside it
+    kind: str = "error"  # "contract" (a property of the contract broke) or "error" (fencecheck.known_bad_verdict)
 
     _json_derived: ClassVar = ("replay_commands",)
 
@@ -104,12 +107,14 @@ def from_junit(xml_text: str, suite: str, root: Path = PROJECT_ROOT) -> list[Fai
         if element is None:
             continue
         whole = f"{element.get('message') or ''}\n{element.text or ''}"
+        message = exception_text(element)
         failures.append(
             Failure(
                 suite=suite,
                 test=f"{case.get('classname', '')}::{case.get('name', '')}",
-                summary=summarize(exception_text(element)),
+                summary=summarize(message),
                 counterexamples=counterexample_paths(whole, root),
+                kind=failure_kind(message),
             )
         )
     return failures
@@ -150,10 +155,19 @@ def load_system(artifacts: Path) -> str | None:
 # --- rendering -----------------------------------------------------------------------------------------
 
 
+def known_bad_verdict(failures: Sequence[Failure]) -> KnownBadVerdict:
+    """What `gate --known-bad` concluded from its failing tests (fencecheck.known_bad_verdict.gate_verdict)."""
+    return gate_verdict([failure.kind for failure in failures])
+
+
+def kind_text(failure: Failure) -> str:
+    return "a property of the contract" if failure.kind == CONTRACT else "an error, not a property of the contract"
+
+
 def terminal_lines(failures: Sequence[Failure], system: str | None = None) -> list[str]:
     lines = [f"system under test: {system}"] if system else []
     for failure in failures:
-        lines.append(f"FAILED [{failure.suite}] {failure.test}")
+        lines.append(f"FAILED [{failure.suite}] {failure.test} ({kind_text(failure)})")
         lines += [f"  property: {failure.summary[0]}", *(f"            {line}" for line in failure.summary[1:])]
         for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True):
             lines += [f"  counterexample: {path}", f"  replay: {command}"]
@@ -175,8 +189,10 @@ def markdown_section(failures: Sequence[Failure], system: str | None = None) -> 
     lines = ["**What failed:**" if failures else "**What failed:** nothing"]
     if system:
         lines.append(f"- system under test: {_md(system)} (not the reference: `fencecheck gate --known-bad`)")
+        verdict = known_bad_verdict(failures)
+        lines.append(f"- known-bad verdict: **{verdict.status}** ({verdict.reason})")
     for failure in failures[:MAX_SHOWN]:
-        lines.append(f"- {failure.suite}: {_md(failure.test)}")
+        lines.append(f"- {failure.suite}: {_md(failure.test)} ({kind_text(failure)})")
         lines.append("  - property: " + " / ".join(_md(line) for line in failure.summary))
         for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True):
             lines.append(f"  - counterexample {_md(path)}, replay: {_md(command)}")

@@ -3,10 +3,12 @@ stateful_tests/test_known_bad.py; the lantern's, stateful_tests/test_lantern_mac
 
 `catch(target, ...)` runs the target's machine (a subclass of the system's machine whose `system` is the
 variant) under the target's settings, in up to ROUNDS rounds, and passes when a run fails with one of the
-target's `detections` (a `LockstepMismatch`; for the lantern also a stored-invariant failure). A harness
-crash, or a variant that crashes instead of misbehaving, is an error. The shrunk program must have at most
-MAX_SHRUNK_STEPS operations and its counterexample file must be a true reproduction: replayed against the
-variant it fails, replayed against the real reference it passes.
+target's `detections` (a `LockstepMismatch`; for the lantern also a stored-invariant failure) and its
+counterexample file is a true reproduction: replayed against the variant it fails, replayed against the real
+reference it passes. A harness crash, or a variant that crashes instead of misbehaving (a step whose system
+raised something other than its error type), is an error (the one rule: fencecheck.known_bad_verdict). A shrunk
+program longer than MAX_SHRUNK_STEPS operations is a warning (recorded with the result, and a pytest warning),
+not a failure: how far shrinking gets in its capped time depends on the machine's load.
 
 Why rounds: a variant is slow to catch by chance, not by budget. Hypothesis's draws cluster (in 150 CI examples
 one malformed-record class came up in 2 examples, another in 30), and `preseeded-next-audit-ignored` was first
@@ -25,7 +27,8 @@ counterexample file (Hypothesis's is kept too) and is the one reported. A failur
 invariant check sees (stored documents equal to the model's, yet breaking an invariant: the model would break
 its own invariants) does not fail a plain replay, so it fails the test with that message.
 
-Each run writes `artifacts/known_bad/<result name>.json` (fencecheck.report.artifacts.write_known_bad_result):
+Each run writes `artifacts/known_bad/<result name>.json` once, after every check
+(fencecheck.report.artifacts.write_known_bad_result):
 `secondsToDetection` is the wall time from the start of the machine run to its first detection (before
 shrinking); the total including both shrinking stages is printed and recorded as junit properties.
 """
@@ -38,6 +41,7 @@ import importlib.util
 import os
 import re
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,10 +49,12 @@ from unittest import mock
 
 import attrs
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.internal.conjecture import engine as conjecture_engine
 
 from fencecheck.counterexamples import write_counterexample
+from fencecheck.known_bad_verdict import CONTRACT, KnownBadVerdict, bound_warning, contract, judge, mismatch_finding
+from fencecheck.known_bad_verdict import error as harness_error
 from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.journal import JOURNAL
@@ -168,12 +174,12 @@ def load_counterexample(path: Path) -> Any:
     return module
 
 
-def check_reproduction(path: Path, api: Any, emulator: Any, project_id: str, db: Any, *,
-                       plugin: SystemPlugin = JOURNAL) -> str | None:
-    """None when the file replays as a failure against the variant and passes against the reference."""
+def reproduction_checks(path: Path, api: Any, emulator: Any, project_id: str, db: Any, *,
+                        plugin: SystemPlugin = JOURNAL) -> tuple[bool, bool, str | None]:
+    """(replays against the variant as a failure, passes against the reference, what went wrong or None)."""
     module = load_counterexample(path)
     if module.SYSTEM != api:
-        return f"{path.name} names {plugin.spec_of(module.SYSTEM)!r}, not the variant"
+        return False, False, f"{path.name} names {plugin.spec_of(module.SYSTEM)!r}, not the variant"
     try:
         emulator.reset(project_id)
         try:
@@ -181,20 +187,26 @@ def check_reproduction(path: Path, api: Any, emulator: Any, project_id: str, db:
         except LockstepMismatch:
             pass
         else:
-            return f"{path.name} passes against the variant: not a reproduction"
+            return False, False, f"{path.name} passes against the variant: not a reproduction"
         emulator.reset(project_id)
         try:
             replay(db, module.OPS, plugin=plugin)
         except LockstepMismatch as error:
-            return f"{path.name} fails against the real reference too:\n{error}"
+            return True, False, f"{path.name} fails against the real reference too:\n{error}"
     finally:
         emulator.reset(project_id)
-    return None
+    return True, True, None
 
 
-def _run_round(machine: type, target: Target, *, emulator: Any, project_id: str, db: Any,
-               record: Callable[..., None]) -> BaseException | None:
-    """One run of `machine` under the target's settings: the detection it failed with, or None."""
+def check_reproduction(path: Path, api: Any, emulator: Any, project_id: str, db: Any, *,
+                       plugin: SystemPlugin = JOURNAL) -> str | None:
+    """None when the file replays as a failure against the variant and passes against the reference."""
+    return reproduction_checks(path, api, emulator, project_id, db, plugin=plugin)[2]
+
+
+def _run_round(machine: type, target: Target, *, emulator: Any, project_id: str, db: Any) -> BaseException | None:
+    """One run of `machine` under the target's settings: the detection it failed with, or None. Anything else
+    it raises (the harness crashed, Hypothesis found the failure flaky) propagates: an error, not a detection."""
     try:
         with shrinking_budget(SHRINK_SECONDS):
             run_machine(machine, settings=target.settings, emulator=emulator, project_id=project_id, db=db)
@@ -202,12 +214,22 @@ def _run_round(machine: type, target: Target, *, emulator: Any, project_id: str,
         return error
     except AssertionError as error:
         if "reachable transitions never exercised" not in str(error):  # full-coverage profiles only
-            record("error")
             raise
-    except Exception:
-        record("error")  # the harness crashed (or Hypothesis found the failure flaky): not a detection
-        raise
     return None
+
+
+# A run that is no evidence about anything (the runners' own tests): a few examples, no shrinking.
+TINY = settings(max_examples=3, stateful_step_count=6, derandomize=True, database=None, deadline=None,
+                suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+
+
+@contextlib.contextmanager
+def outside_the_artifacts(directory: Path) -> Iterator[None]:
+    """Known-bad results, machine summaries and counterexamples go to `directory`, not the report's."""
+    with mock.patch(f"{__name__}.ARTIFACTS", directory), mock.patch(f"{__name__}.COUNTEREXAMPLES", directory), \
+            mock.patch("stateful_tests.machine_runner.ARTIFACTS", directory), \
+            mock.patch("stateful_tests.machine_runner.COUNTEREXAMPLES", directory):
+        yield
 
 
 @attrs.frozen
@@ -227,44 +249,74 @@ class Target:
 
 def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_property: str,
           record_property: Callable[[str, Any], None]) -> None:
-    """Run the target's machine against the variant; pass when it is caught with a short, true reproduction
-    (see the module docstring). Writes the known-bad result either way."""
-    name = target.name
-    plugin: SystemPlugin = target.machine.plugin
+    """Run the target's machine against the variant; pass when it is caught with a true reproduction (see the
+    module docstring), fail otherwise. Writes the known-bad result once, after every check."""
+    verdict, crash = judge_target(target, emulator=emulator, project_id=project_id, db=db,
+                                  failing_property=failing_property, record_property=record_property)
+    for warning in verdict.warnings:
+        warnings.warn(f"known-bad variant {target.name}: {warning}", KnownBadWarning, stacklevel=2)
+    if crash is not None:
+        raise crash
+    if not verdict.caught:
+        pytest.fail(f"known-bad variant {target.name} {verdict.status.upper()}: {verdict.reason}", pytrace=False)
 
+
+class KnownBadWarning(UserWarning):
+    """A bound that did not hold but decides nothing (a shrunk program longer than expected)."""
+
+
+def judge_target(target: Target, *, emulator: Any, project_id: str, db: Any, failing_property: str,
+                 record_property: Callable[[str, Any], None]) -> tuple[KnownBadVerdict, BaseException | None]:
+    """Run the target's machine against the variant and judge it (fencecheck.known_bad_verdict); writes the
+    known-bad result once, from the verdict. Returns the verdict and the exception when the harness (or the
+    variant, outside a lockstep step) crashed, which the caller re-raises after the result is written."""
     record = known_bad_recorder(ARTIFACTS, name=target.result_name, rule=target.rule,
                                 failing_property=failing_property)
+    fields: dict[str, Any] = {}
+    crash: BaseException | None = None
     try:
-        api = target.build()
-    except Exception:
-        record("error")
-        raise
+        verdict = _judge(target, fields, emulator=emulator, project_id=project_id, db=db,
+                         record_property=record_property)
+    except Exception as error:
+        verdict, crash = judge([harness_error(f"the harness crashed: {type(error).__name__}: {error}")]), error
+    found = f"{failing_property}: {verdict.reason.splitlines()[0]}" if verdict.caught else None
+    record(verdict.status, found=found, warnings=verdict.warnings, **fields)
+    return verdict, crash
+
+
+def _judge(target: Target, fields: dict[str, Any], *, emulator: Any, project_id: str, db: Any,
+           record_property: Callable[[str, Any], None]) -> KnownBadVerdict:
+    name = target.name
+    plugin: SystemPlugin = target.machine.plugin
+    api = target.build()
     started = time.monotonic()
     failure: BaseException | None = None
     earlier_examples = 0  # run in the rounds before this one
     for round_ in range(1, ROUNDS + 1):
         machine = known_bad_machine(target.machine, name, api, prefix=target.machine_prefix,
                                     detections=target.detections, round_=round_)
-        failure = _run_round(machine, target, emulator=emulator, project_id=project_id, db=db, record=record)
+        failure = _run_round(machine, target, emulator=emulator, project_id=project_id, db=db)
         if failure is not None:
             break
         earlier_examples += machine.examples
     total = time.monotonic() - started
     if failure is None:
-        record("survived")
-        pytest.fail(
-            f"known-bad variant {name} SURVIVED {earlier_examples} examples in {ROUNDS} rounds ({total:.1f} s): "
-            f"rule {target.rule} went unchecked by the lockstep machine ({target.description})",
-            pytrace=False,
+        return attrs.evolve(
+            judge([]),
+            reason=f"{earlier_examples} examples in {ROUNDS} rounds ({total:.1f} s): rule {target.rule} went "
+            f"unchecked by the lockstep machine ({target.description})",
         )
-    if crashed(failure):
-        record("error")
-        pytest.fail(f"known-bad variant {name} crashed instead of misbehaving:\n{failure}", pytrace=False)
-
     detection = (machine.first_failure_at or time.monotonic()) - started
+    fields["seconds"] = round(detection, 2)
+    finding = mismatch_finding(failure) if isinstance(failure, LockstepMismatch) else contract(str(failure))
+    if finding.kind != CONTRACT:
+        return judge([finding])
+
     examples_to_detection = earlier_examples + (machine.examples_to_detection or machine.examples)
     programs = [program for program in (machine.final_programs or [machine.last_program]) if program]
-    assert programs, f"{name}: Hypothesis reported a failure but no program was recorded"
+    if not programs:
+        return judge([finding], replays_on_variant=False,
+                     reproduction="Hypothesis reported a failure but no program was recorded")
     shrunk = min(programs, key=len)
 
     def fails(candidate: list) -> list | None:
@@ -273,10 +325,13 @@ def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_pr
 
     minimizing = time.monotonic()
     found = failing_prefix(shrunk, api, emulator, project_id, db, plugin=plugin)
-    assert found is not None, f"{name}: Hypothesis's shrunk program does not fail on replay:\n{failure}"
+    if found is None:
+        return judge([finding], replays_on_variant=False,
+                     reproduction=f"Hypothesis's shrunk program of {len(shrunk)} operations, replayed in lockstep")
     program = minimize(found[0], fails, minimizing + MINIMIZE_SECONDS)
     replayed = failing_prefix(program, api, emulator, project_id, db, plugin=plugin)
-    assert replayed is not None and replayed[0] == program, f"{name}: the minimized program does not fail"
+    if replayed is None or replayed[0] != program:
+        return judge([finding], replays_on_variant=False, reproduction="the minimized program")
     path = write_counterexample(
         COUNTEREXAMPLES,
         program,
@@ -288,7 +343,7 @@ def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_pr
     )
     minimized_in, total = time.monotonic() - minimizing, time.monotonic() - started
     relative = path.relative_to(ROOT).as_posix()
-    record("caught", seconds=round(detection, 2), steps=len(program), counterexample=relative)
+    fields.update(steps=len(program), counterexample=relative)
     for key, value in (
         ("secondsToDetection", round(detection, 2)),
         ("secondsTotal", round(total, 2)),
@@ -304,9 +359,12 @@ def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_pr
         f"{minimized_in:.1f} s; "
         f"{total:.1f} s in all; {relative}"
     )
-
-    assert len(program) <= MAX_SHRUNK_STEPS, (
-        f"{name}: the shrunk program has {len(program)} operations (at most {MAX_SHRUNK_STEPS}):\n{replayed[1]}"
+    replays, passes, problem = reproduction_checks(path, api, emulator, project_id, db, plugin=plugin)
+    return judge(
+        [mismatch_finding(replayed[1])],
+        replays_on_variant=replays,
+        passes_on_reference=passes,
+        reproduction=problem or relative,
+        # Delta debugging stops at MINIMIZE_SECONDS: how small the program got depends on the machine's load.
+        warnings=bound_warning("the shrunk program's length", len(program), MAX_SHRUNK_STEPS),
     )
-    problem = check_reproduction(path, api, emulator, project_id, db, plugin=plugin)
-    assert problem is None, problem

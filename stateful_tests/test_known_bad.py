@@ -26,14 +26,17 @@ it too (stateful_tests/test_lantern_machine_known_bad.py).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import settings
 
 from fencecheck import hypothesis_profiles
 from fencecheck.lockstep import ReferenceAPI
+from known_bad.crashing import journal_name_error
 from known_bad.journal import VARIANTS, Variant, variant
 from stateful_tests.journal_machine import JournalMachine
-from stateful_tests.known_bad_support import Target, catch, known_bad_machine
+from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, known_bad_machine, outside_the_artifacts
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
 
 
@@ -57,3 +60,16 @@ def test_known_bad_variant_is_caught(name, emulator, project_id, firestore_db, r
     )
     catch(target, emulator=emulator, project_id=project_id, db=firestore_db, failing_property=request.node.nodeid,
           record_property=record_property)
+
+
+def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(emulator, project_id, firestore_db,
+                                                                       tmp_path):
+    # Every step of the machine fails (the system raised NameError): a crash, not a broken rule of the contract.
+    target = Target(name="name-error", result_name="name-error", rule="none", description="raises NameError",
+                    build=journal_name_error, machine=JournalMachine, settings=TINY)
+    with outside_the_artifacts(tmp_path):
+        verdict, crash = judge_target(target, emulator=emulator, project_id=project_id, db=firestore_db,
+                                      failing_property="test", record_property=lambda _key, _value: None)
+    assert crash is None
+    assert verdict.status == "error" and "NameError" in verdict.reason, verdict
+    assert json.loads((tmp_path / "known_bad" / "name-error.json").read_text())["status"] == "error"

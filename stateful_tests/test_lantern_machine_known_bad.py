@@ -21,13 +21,16 @@ replay last run's counterexample at once and hide a loss of reach of the machine
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import settings
 
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.lantern import LANTERN
+from known_bad.crashing import lantern_name_error
 from known_bad.lantern import VARIANTS, variant
-from stateful_tests.known_bad_support import Target, catch
+from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, outside_the_artifacts
 from stateful_tests.lantern_machine import InvariantViolated, LanternMachine, machine_settings
 
 SEQUENTIAL = tuple(v for v in VARIANTS if not v.concurrent)
@@ -70,3 +73,17 @@ def test_lantern_variant_is_caught_by_the_machine(name, emulator, project_id, fi
     )
     catch(target, emulator=emulator, project_id=project_id, db=firestore_db, failing_property=request.node.nodeid,
           record_property=record_property)
+
+
+def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(emulator, project_id, firestore_db,
+                                                                       tmp_path):
+    target = Target(name="name-error", result_name="lantern-machine-name-error", rule="none",
+                    description="raises NameError", build=lantern_name_error, machine=LanternMachine,
+                    settings=settings(TINY, max_examples=5), machine_prefix="KnownBadLantern",
+                    detections=(LockstepMismatch, InvariantViolated))
+    with outside_the_artifacts(tmp_path):
+        verdict, crash = judge_target(target, emulator=emulator, project_id=project_id, db=firestore_db,
+                                      failing_property="test", record_property=lambda _key, _value: None)
+    assert crash is None
+    assert verdict.status == "error" and "NameError" in verdict.reason, verdict
+    assert json.loads((tmp_path / "known_bad" / "lantern-machine-name-error.json").read_text())["status"] == "error"

@@ -95,6 +95,7 @@ def write_known_bad_result(
     shrunk_steps: int | None,
     counterexample: str | None,
     failing_property: str | None,
+    warnings: Sequence[str] = (),
 ) -> Path:
     """artifacts/known_bad/<name>.json:
 
@@ -103,7 +104,9 @@ def write_known_bad_result(
          "failingProperty": "stateful_tests/...::TestKnownBad::runTest"}
 
     `status`: caught (a suite failed on it), survived (every suite passed), timeout, error (the variant
-    could not be run). `caught` is `status == "caught"`, kept for readers that want a boolean.
+    could not be run, or failed by a crash, an unknown verdict or a hang: fencecheck.known_bad_verdict).
+    `caught` is `status == "caught"`, kept for readers that want a boolean. `warnings` (written only when there
+    are any): bounds that did not hold but decide nothing, e.g. a shrunk program longer than expected.
     """
     if status not in KNOWN_BAD_STATUSES:
         raise ValueError(f"status must be one of {KNOWN_BAD_STATUSES}, not {status!r}")
@@ -117,19 +120,28 @@ def write_known_bad_result(
         "counterexample": counterexample,
         "failingProperty": failing_property,
     }
+    if warnings:
+        data["warnings"] = list(warnings)
     return write_json(Path(artifacts) / KNOWN_BAD_DIR / _file_name(name), data)
 
 
 def known_bad_recorder(artifacts: Path | str, *, name: str, rule: str, failing_property: str) -> Callable[..., Path]:
-    """What a known-bad runner calls as it reaches a status: `record(status, *, seconds=None, steps=None,
-    counterexample=None, found=None)` writes the variant's result (`write_known_bad_result`); `found`, the
-    property that caught it when the runner knows it, replaces `failing_property`."""
+    """What a known-bad runner calls once it has its verdict (fencecheck.known_bad_verdict): `record(status, *,
+    seconds=None, steps=None, counterexample=None, found=None, warnings=())` writes the variant's result
+    (`write_known_bad_result`); `found`, the property that caught it when the runner knows it, replaces
+    `failing_property`. A second call raises: the result is written once, after every check."""
+    written: list[Path] = []
 
     def record(status: str, *, seconds: float | None = None, steps: int | None = None,
-               counterexample: str | None = None, found: str | None = None) -> Path:
-        return write_known_bad_result(
+               counterexample: str | None = None, found: str | None = None, warnings: Sequence[str] = ()) -> Path:
+        if written:
+            raise RuntimeError(f"known-bad {name}: its result was already written ({written[0]})")
+        path = write_known_bad_result(
             artifacts, name=name, rule=rule, status=status, seconds_to_detection=seconds, shrunk_steps=steps,
             counterexample=counterexample, failing_property=failing_property if found is None else found,
+            warnings=warnings,
         )
+        written.append(path)
+        return path
 
     return record

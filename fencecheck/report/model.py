@@ -316,6 +316,7 @@ class KnownBadResult:
     shrunk_steps: int | None = None
     counterexample: str | None = None
     failing_property: str | None = None
+    warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.known_bad_verdict)
 
     def __attrs_post_init__(self) -> None:
         if self.status not in KNOWN_BAD_STATUSES:
@@ -519,6 +520,7 @@ def judge(run: Run) -> Verdict:
                 reasons.append(f"known-bad {variant.name} survived (rule {variant.rule})")
             elif variant.status in ("timeout", "error"):
                 warnings.append(f"known-bad {variant.name}: {variant.status}")
+            warnings += [f"known-bad {variant.name}: {warning}" for warning in variant.warnings]
     if run.parallel is not None:
         reasons += run.parallel.reasons()
         warnings += run.parallel.warnings()

@@ -81,6 +81,7 @@ class ParallelVariant:
     shrunk_prefix_ops: int | None = None
     counterexample: str | None = None
     failing_property: str | None = None
+    warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.known_bad_verdict)
 
     _json_derived: ClassVar = ("caught", "shrunk_steps")
 
@@ -122,7 +123,8 @@ class ParallelSection:
         return out
 
     def warnings(self) -> list[str]:
-        return [f"parallel known-bad {v.name}: {v.status}" for v in self.variants if v.status in ("timeout", "error")]
+        out = [f"parallel known-bad {v.name}: {v.status}" for v in self.variants if v.status in ("timeout", "error")]
+        return out + [f"parallel known-bad {v.name}: {w}" for v in self.variants for w in v.warnings]
 
     def counterexamples(self) -> list[tuple[str, str, str]]:
         """(kind, source, path) of every counterexample the section names."""

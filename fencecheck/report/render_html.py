@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fencecheck.failures import kind_text
+
 from .html_builder import Safe, el
 from .model import (
     NOT_RUN,
@@ -379,7 +381,7 @@ def _failures_section(run: Run) -> Safe:
     for failure in run.failed_tests:
         replays = [el("li", "counterexample ", el("code", path), ", replay: ", el("code", command))
                    for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True)]
-        items.append(el("li", f"{failure.suite}: ", el("code", failure.test),
+        items.append(el("li", f"{failure.suite}: ", el("code", failure.test), f" ({kind_text(failure)})",
                         el("pre", "\n".join(failure.summary)), el("ul", replays) if replays else None))
     return _section("what-failed", "What failed", None, intro, el("ul", items, class_="failures"))
 

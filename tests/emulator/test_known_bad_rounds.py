@@ -40,7 +40,7 @@ def test_a_surviving_variant_runs_every_round_with_its_own_programs(emulator, pr
     monkeypatch.setattr(known_bad_support, "run_machine", run_machine)
     target = Target(name="the-reference", result_name="the-reference", rule="none", description="the reference",
                     build=lambda: REFERENCE, machine=JournalMachine, settings=TINY)
-    with pytest.raises(pytest.fail.Exception, match=rf"SURVIVED \d+ examples in {ROUNDS} rounds"):
+    with pytest.raises(pytest.fail.Exception, match=rf"SURVIVED: \d+ examples in {ROUNDS} rounds"):
         catch(target, emulator=emulator, project_id=project_id, db=firestore_db, failing_property="test",
               record_property=lambda _key, _value: None)
     names = [name for name, _programs in rounds]

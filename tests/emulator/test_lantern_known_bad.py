@@ -56,7 +56,9 @@ from google.api_core import exceptions as api_exceptions
 from google.cloud import firestore
 from google.cloud.firestore_v1.document import DocumentReference
 
+from fencecheck import known_bad_verdict as verdicts
 from fencecheck.report.artifacts import known_bad_recorder
+from known_bad.crashing import lantern_name_error
 from known_bad.lantern import VARIANTS, variant
 from model.lantern import (
     DeleteVenue,
@@ -589,48 +591,99 @@ def test_seed_scenario_passes_against_the_reference(scenario, firestore_db):
     assert not verdict.caught, f"the real reference fails its own seed scenario:\n{verdict.explain()}"
 
 
+def finding_of(finding: Finding) -> verdicts.Finding:
+    """A seed finding under the one rule (fencecheck.known_bad_verdict): `race` (a racer that hung, or raised
+    something other than the system's error) is an error; every other property is the contract's."""
+    text = str(finding)
+    return verdicts.error(text) if finding.property == "race" else verdicts.contract(text)
+
+
+@dataclass
+class Judged:
+    verdict: verdicts.KnownBadVerdict
+    runs: list[Verdict]
+    seconds: float  # the scenario runs' wall time, up to the detecting one (emptying the project excluded)
+
+
+def judge_seed_variant(system: LanternSystem, scenario: str, *, expected: set[str], repetitions: int, db: Any,
+                       emulator: Any, project_id: str) -> Judged:
+    """Run `scenario` against `system` up to `repetitions` times (until a run shows the `expected` findings);
+    caught when the detecting run's findings are the contract's, the scenario shows them again against the
+    variant (within `repetitions` more runs) and passes against the reference. A crash is an error."""
+    runs: list[Verdict] = []
+    seconds = 0.0
+
+    def run(on: LanternSystem) -> Verdict:
+        emulator.reset(project_id)
+        try:
+            return run_scenario(on, scenario, db)
+        finally:
+            emulator.reset(project_id)
+
+    try:
+        for _ in range(repetitions):
+            started = time.monotonic()
+            runs.append(run(system))
+            seconds += time.monotonic() - started
+            if expected <= runs[-1].properties:
+                break
+    except Exception as crash:  # the harness (or the variant, outside the system's error) crashed
+        return Judged(verdicts.judge([verdicts.error(f"{type(crash).__name__}: {crash}")]), runs, round(seconds, 2))
+    caught = [run_ for run_ in runs if run_.caught]
+    if not caught:
+        return Judged(verdicts.judge([]), runs, round(seconds, 2))
+    detecting = runs[-1] if runs[-1].caught else caught[0]  # caught by another property in an earlier run
+    found = [finding_of(f) for run_ in runs for f in run_.findings]
+    if any(f.kind != verdicts.CONTRACT for f in found):
+        return Judged(verdicts.judge(found), runs, round(seconds, 2))
+
+    def shows_it(again: Verdict) -> bool:
+        return again.caught and all(finding_of(f).kind == verdicts.CONTRACT for f in again.findings)
+
+    try:
+        replays = any(shows_it(run(system)) for _ in range(repetitions))  # stops at the first that shows it
+        reference = run(REFERENCE_LANTERN)
+    except Exception as crash:
+        return Judged(verdicts.judge([verdicts.error(f"on replay: {type(crash).__name__}: {crash}")]), runs,
+                      round(seconds, 2))
+    first = [finding_of(f) for f in detecting.findings]
+    return Judged(verdicts.judge(first, replays_on_variant=replays, passes_on_reference=not reference.caught,
+                                 reproduction=f"scenario {scenario} again; against the reference: "
+                                 f"{reference.explain()}"), runs, round(seconds, 2))
+
+
 @pytest.mark.parametrize("name", [v.name for v in VARIANTS])
 def test_known_bad_lantern_variant_is_caught(name, emulator, project_id, firestore_db, request, record_property):
     v = variant(name)
     nodeid = request.node.nodeid
-
     record = known_bad_recorder(ARTIFACTS, name=f"lantern-{name}", rule=v.rule,
                                 failing_property=f"{nodeid}: {v.failing_property}")
-
     try:
         system = variant_system(name)
     except Exception:
-        record("error")
+        record("error", found=f"{nodeid}: the variant could not be built")
         raise
     expected = set(EXPECTED[name])
     repetitions = MAX_REPETITIONS if v.concurrent else 1
-    runs: list[Verdict] = []
-    seconds = 0.0  # the scenario runs' wall time, up to the detecting one (emptying the project excluded)
-    try:
-        for _ in range(repetitions):
-            emulator.reset(project_id)
-            started = time.monotonic()
-            runs.append(run_scenario(system, v.scenario, firestore_db))
-            seconds += time.monotonic() - started
-            if expected <= runs[-1].properties:
-                break
-    except Exception:
-        record("error")  # the harness (or the variant) crashed: not a detection
-        raise
-    finally:
-        emulator.reset(project_id)
-    verdict, seconds = runs[-1], round(seconds, 2)
+    judged = judge_seed_variant(system, v.scenario, expected=expected, repetitions=repetitions, db=firestore_db,
+                                emulator=emulator, project_id=project_id)
+    outcome, runs, seconds = judged.verdict, judged.runs, judged.seconds
     history = "\n".join(f"run {i}: {run.explain()}" for i, run in enumerate(runs, 1))
-    if not any(run.caught for run in runs):
-        record("survived")
+    caught = [run for run in runs if run.caught]
+    verdict = runs[-1] if runs and runs[-1].caught else (caught[0] if caught else None)
+    if outcome.caught and verdict is not None:
+        record("caught", seconds=seconds, steps=verdict.calls,
+               found=f"{nodeid}: {verdict.headline or v.failing_property}")
+    else:
+        record(outcome.status, seconds=seconds if outcome.status == "error" else None,
+               found=f"{nodeid}: {outcome.reason}" if outcome.status == "error" else None)
+    if not outcome.caught:
         pytest.fail(
-            f"known-bad lantern variant {name} ({v.finding}) SURVIVED {len(runs)} run(s) of {v.scenario} "
-            f"({seconds} s): {v.failing_property} went unchecked\n{history}",
+            f"known-bad lantern variant {name} ({v.finding}) {outcome.status.upper()} after {len(runs)} run(s) of "
+            f"{v.scenario} ({seconds} s): {outcome.reason}\n({v.failing_property} was expected to fail)\n{history}",
             pytrace=False,
         )
-    if not verdict.caught:  # caught by another property in an earlier run, not by the pinned one
-        verdict = next(run for run in runs if run.caught)
-    record("caught", seconds=seconds, steps=verdict.calls, found=f"{nodeid}: {verdict.headline or v.failing_property}")
+    assert verdict is not None
     for key, value in (
         ("secondsToDetection", seconds),
         ("scenarioCalls", verdict.calls),
@@ -641,3 +694,13 @@ def test_known_bad_lantern_variant_is_caught(name, emulator, project_id, firesto
     print(f"\n{name} ({v.finding}): caught in run {len(runs)} of {repetitions} after {seconds} s\n{history}")
     missing = expected - verdict.properties
     assert not missing, f"{name}: caught, but never with the expected {sorted(missing)} in {len(runs)} runs:\n{history}"
+
+
+@pytest.mark.parametrize("raising", [(), ("extinguish_lantern",)], ids=["every-transaction", "the-racing-extinguish"])
+def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(raising, emulator, project_id,
+                                                                       firestore_db):
+    # Every transaction raising crashes the scenario's first (sequential) call; the racing extinguishes
+    # raising is a `race` finding. Neither is a property of the contract.
+    judged = judge_seed_variant(lantern_name_error(*raising), "double_extinguish", expected={"INV-3"},
+                                repetitions=1, db=firestore_db, emulator=emulator, project_id=project_id)
+    assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict

@@ -5,6 +5,7 @@ signals a real gate."""
 from __future__ import annotations
 
 import functools
+import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -181,7 +182,7 @@ def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path,
     artifacts = tmp_path / "artifacts"
     code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--workers", "1",
                      "--profile", "ci", "--artifacts", str(artifacts)])
-    assert code == 1
+    assert code == 0  # caught, by a property of the contract: what `--known-bad` asks
     (call,) = calls
     assert call["env"][ENV_SYSTEM] == f"known_bad.journal:{FAST_VARIANT}"
     assert "--ignore=stateful_tests/test_known_bad.py" in call["command"]
@@ -191,10 +192,13 @@ def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path,
     assert "transition complete.clock_earlier.unavailable" in out
     assert "counterexample: counterexamples/JournalMachine-ef00a6ae.py" in out
     assert "replay: .venv/bin/python -m fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in out
+    assert "(a property of the contract)" in out
+    assert f"the known-bad variant {FAST_VARIANT} CAUGHT: 1 failing tests, each by a property of the contract" in out
     markdown = (artifacts / "evidence.md").read_text()
     assert markdown.startswith("**fencecheck: FAIL**")
     section = markdown[markdown.index("**What failed:**"):]
     assert f"known_bad.journal:{FAST_VARIANT}" in section and "complete.clock_earlier.unavailable" in section
+    assert "- known-bad verdict: **caught**" in section
     assert "fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in section
     assert markdown.rstrip().splitlines()[-1].startswith("<sub>")  # the footer stays last
 
@@ -218,12 +222,46 @@ def test_gate_without_known_bad_runs_the_reference(tmp_path, capsys, monkeypatch
     assert "system under test" not in capsys.readouterr().out
 
 
-def test_a_variant_nothing_catches_is_called_survived(tmp_path, capsys, monkeypatch):
+def test_a_variant_nothing_catches_is_called_survived_and_exits_1(tmp_path, capsys, monkeypatch):
     passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
     monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
     monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run([], passing, 0))
-    cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--artifacts", str(tmp_path)])
+    code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--artifacts", str(tmp_path)])
+    assert code == 1  # the suites passed (verdict pass), but the variant was not caught
     assert f"the known-bad variant {FAST_VARIANT} SURVIVED" in capsys.readouterr().out
+
+
+# A stateful suite whose machine hit a step where the variant raised NameError (fencecheck.lockstep's wording),
+# and a race test that crashed in the harness: neither is a property of the contract.
+CRASHES = """<testsuites><testsuite name="pytest">
+<testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
+<failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(...)">self = x
+E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(cmd=3e4fec9f at T+0s)
+E             the reference raised NameError: name 'run_transactoin' is not defined
+E           model state after the step (as the model predicts it):
+</failure></testcase>
+<testcase classname="race_tests.test_races" name="test_race[expired_takeover]" time="1.0">
+<failure message="NameError: name 'scenario_plan' is not defined">def test_race():
+&gt;       raise self._mismatch(op, [f"the reference raised {type(error).__name__}: {error}"])
+E       NameError: name 'scenario_plan' is not defined
+</failure></testcase></testsuite></testsuites>
+"""
+
+
+def test_a_gate_whose_suites_failed_only_by_crashes_claims_no_catch(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run([], CRASHES, 1))
+    artifacts = tmp_path / "artifacts"
+    code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--artifacts", str(artifacts)])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert out.count("(an error, not a property of the contract)") == 2, out
+    assert f"the known-bad variant {FAST_VARIANT} ERROR: 2 of 2 failing tests failed by an error" in out
+    assert "CAUGHT" not in out
+    section = (artifacts / "evidence.md").read_text().split("**What failed:**")[1]
+    assert "- known-bad verdict: **error**" in section and "an error, not a property of the contract" in section
+    saved = json.loads((artifacts / "failures.json").read_text())
+    assert [f["kind"] for f in saved["failures"]] == ["error", "error"]
 
 
 def test_suite_process_gets_the_emulator_and_profile(tmp_path, monkeypatch):

@@ -320,10 +320,21 @@ def test_a_known_bad_recorder_writes_each_status_and_what_caught_it(tmp_path):
     assert collect(tmp_path).known_bad.variants == (
         KnownBadResult("v", "r", False, "error", None, None, None, "node: the pinned property"),
     )
-    record("caught", seconds=2.5, steps=4, counterexample="counterexamples/v.py", found="node: another property")
-    assert collect(tmp_path).known_bad.variants == (
-        KnownBadResult("v", "r", True, "caught", 2.5, 4, "counterexamples/v.py", "node: another property"),
+    with pytest.raises(RuntimeError, match="already written"):  # once, after every check
+        record("caught")
+    record = known_bad_recorder(tmp_path, name="v", rule="r", failing_property="node: the pinned property")
+    record("caught", seconds=2.5, steps=4, counterexample="counterexamples/v.py", found="node: another property",
+           warnings=("the shrunk program's length: 14 (expected at most 12; shrinking is time-capped)",))
+    run = collect(tmp_path)
+    assert run.known_bad.variants == (
+        KnownBadResult("v", "r", True, "caught", 2.5, 4, "counterexamples/v.py", "node: another property",
+                       ("the shrunk program's length: 14 (expected at most 12; shrinking is time-capped)",)),
     )
+    # A bound that did not hold is a warning of the verdict, never a reason.
+    assert "known-bad v: the shrunk program's length: 14 (expected at most 12; shrinking is time-capped)" in (
+        run.verdict.warnings
+    )
+    assert not any("known-bad v" in reason for reason in run.verdict.reasons)
 
 
 def test_contradictory_known_bad_file_and_bare_failure_count(tmp_path):
