@@ -383,3 +383,12 @@ def test_api_module_exports_ten_operations():
 
     assert len(gateway.OPERATIONS) == 10 and all(callable(getattr(gateway, name)) for name in gateway.OPERATIONS)
     assert callable(api.prepare_call)
+
+
+def test_outputs_are_frozen_and_their_json_is_the_contracts_key_order():
+    call = prepare_call("begin", _begin_kwargs(), T0)
+    output = decide(call, None).output
+    with pytest.raises(AttributeError):
+        output.outcome = "begun_existing"
+    assert output.to_json() == {"schema_version": 2, "outcome": "begun_new", "state": "BEGUN"}
+    assert list(output.to_json()) == ["schema_version", "outcome", "state"]
