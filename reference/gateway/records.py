@@ -177,12 +177,26 @@ def _state_rules(r: dict[str, Any]) -> None:
     if state in ("RECONCILE_INTENT", "OUTCOME_UNKNOWN"):
         _require(r["reconciliation_started_at"] is not None)
     _require((state in ("COMMIT", "RELEASE")) == (r["terminal_path"] is not None))
+    _require(_lease_arithmetic(r))
     times = [
         r[n]
         for n in ("created_at", "consume_intent_at", "provider_intent_at", "reconciliation_started_at", "updated_at")
         if r[n] is not None
     ]
     _require(times == sorted(times) and r["lease_acquired_at"] <= r["updated_at"])
+
+
+def _lease_arithmetic(r: dict[str, Any]) -> bool:
+    """G-INV-4: a stretched lease would let a stale owner act, so its length is part of the record's shape."""
+    kind, acquired, expires = r["lease_kind"], r["lease_acquired_at"], r["lease_expires_at"]
+    if kind == "provider":
+        deadline = r["settlement_deadline_at"]
+        return (
+            deadline is not None
+            and acquired == r["provider_intent_at"]
+            and expires == min(acquired + c.PROVIDER_LEASE, c.ms_time(deadline))
+        )
+    return expires - acquired == (c.CONSUME_LEASE if kind == "consume" else c.RECONCILE_LEASE)
 
 
 def parse_record(data: Any, namespace_id: str, journal_key: str) -> dict[str, Any]:

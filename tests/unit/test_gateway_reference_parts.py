@@ -262,6 +262,8 @@ DAMAGE = [
     ("half lease", lambda r: r.update(lease_owner_fingerprint=None)),
     ("unbound deadline", lambda r: r.update(settlement_deadline_at=r["settlement_deadline_at"] + 1)),
     ("terminal without path", lambda r: r.update(terminal_path=None)),
+    ("stretched lease", lambda r: r.update(lease_expires_at=r["lease_expires_at"] + US)),
+    ("moved provider lease", lambda r: r.update(lease_acquired_at=r["lease_acquired_at"] - US)),
     ("naive time", lambda r: r.update(updated_at=r["updated_at"].replace(tzinfo=None))),
     ("int as ms string", lambda r: r.update(consume_transitioned_at=str(r["consume_transitioned_at"]))),
 ]
