@@ -9,14 +9,17 @@ from __future__ import annotations
 import json
 import pickle
 from collections import Counter
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from google.api_core import exceptions as api_exceptions
 from hypothesis import HealthCheck, given, settings
 
 import model.gateway as mg
+import reference.gateway as gateway
 from model.gateway import RECORD_FIELDS, TRANSITIONS, documents, step
 from reference.gateway import ERROR_CODES, GatewayError, api, identity
 from reference.gateway import begin_gateway_journal as begin_reference
@@ -381,8 +384,6 @@ def test_the_reference_decides_every_reachable_row_as_the_model():
 
 
 def test_api_module_exports_ten_operations():
-    import reference.gateway as gateway
-
     assert len(gateway.OPERATIONS) == 10 and all(callable(getattr(gateway, name)) for name in gateway.OPERATIONS)
     assert callable(api.prepare_call)
 
@@ -394,3 +395,34 @@ def test_outputs_are_frozen_and_their_json_is_the_contracts_key_order():
         output.outcome = "begun_existing"
     assert output.to_json() == {"schema_version": 2, "outcome": "begun_new", "state": "BEGUN"}
     assert list(output.to_json()) == ["schema_version", "outcome", "state"]
+
+
+@pytest.mark.parametrize("reading", ["naive", "other zone", "raises", "not a datetime"])
+def test_an_untrusted_clock_is_gateway_unavailable_before_firestore(reading):
+    def clock():
+        if reading == "raises":
+            raise OSError("no time")
+        return {
+            "naive": datetime(2026, 3, 1, 12),
+            "other zone": datetime(2026, 3, 1, 12, tzinfo=timezone(timedelta(hours=1))),
+            "not a datetime": 1_772_366_400.0,
+        }[reading]
+
+    with pytest.raises(GatewayError) as caught:
+        begin_reference(db=None, clock=clock, **_begin_kwargs())
+    assert caught.value.code == "gateway_unavailable"
+
+
+class _FailingDb:
+    """A client whose every transaction fails as Firestore being unreachable does."""
+
+    def transaction(self, **_kwargs):
+        raise api_exceptions.ServiceUnavailable("down")
+
+
+@pytest.mark.parametrize("public", ["begin_gateway_journal", "get_gateway_journal"])
+def test_a_firestore_failure_is_gateway_unavailable_and_never_chained(public):
+    with pytest.raises(GatewayError) as caught:
+        getattr(gateway, public)(db=_FailingDb(), clock=lambda: T0, **_begin_kwargs())
+    assert caught.value.code == "gateway_unavailable"
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
