@@ -189,7 +189,13 @@ def test_no_public_name_offers_execution_sending_or_replay(package):
     assert [name for name in public if any(word in name.lower() for word in FORBIDDEN_WORDS)] == []
 
 
-@pytest.mark.parametrize("path", MODULES, ids=IDS)
+# The command journal's seeds forbid these words; the gateway's contract (docs/gateway-contract.md) names its
+# own operations with them (take_provider_intent, take_reconcile_lease, the permit group), so its modules are
+# held to every other rule here but not to this one.
+WORD_MODULES = [path for path in MODULES if "gateway" not in path.relative_to(ROOT).parts]
+
+
+@pytest.mark.parametrize("path", WORD_MODULES, ids=[str(p.relative_to(ROOT)) for p in WORD_MODULES])
 def test_no_definition_offers_execution_sending_or_replay(path):
     defined = [
         node.name

@@ -1,0 +1,113 @@
+"""The gateway reference beside its model (docs/gateway-contract.md): how a model operation is called on the
+reference, and how answers and stored documents are compared exactly (types included, key order of outputs).
+
+`reference_call(op)` names the reference function and its keyword arguments for a model operation (request
+and provider input as the parsed JSON, simulated answers as plain dicts). `plain_docs` normalizes what the
+Firestore client returns (its datetime subclass) to plain values, so documents compare by type too.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from model.gateway import (
+    ApplyEvidence,
+    Begin,
+    ClaimConsume,
+    CloseWindow,
+    Get,
+    ManualTerminal,
+    RecordConsume,
+    ReportSubmission,
+    TakeProviderIntent,
+    TakeReconcileLease,
+)
+from model.gateway.invariants import typed_document
+
+FUNCTIONS = {
+    Begin: ("begin_gateway_journal", "begin"),
+    Get: ("get_gateway_journal", "get"),
+    ClaimConsume: ("claim_consume_intent", "claim"),
+    RecordConsume: ("record_consume_response", "record_consume"),
+    TakeProviderIntent: ("take_provider_intent", "take_provider_intent"),
+    ReportSubmission: ("report_provider_submission", "report"),
+    TakeReconcileLease: ("take_reconcile_lease", "take_reconcile_lease"),
+    ApplyEvidence: ("apply_settlement_evidence", "apply_evidence"),
+    ManualTerminal: ("record_manual_terminal", "manual_terminal"),
+    CloseWindow: ("close_submission_window", "close_window"),
+}
+
+
+def reference_call(op: Any) -> tuple[str, str, dict[str, Any]]:
+    """(public function name, decide operation name, keyword arguments without db and clock)."""
+    ref = op.journal
+    kwargs: dict[str, Any] = {
+        "namespace": ref.namespace_id,
+        "consistency": ref.consistency,
+        "gateway_binding_id": ref.gateway_binding_id,
+        "operation_id": ref.operation_id,
+        "provider": ref.provider,
+        "request": json.loads(ref.request),
+        "provider_input": json.loads(ref.provider_input),
+        "region": op.region,
+    }
+    if hasattr(op, "lease_id"):
+        kwargs["lease_id"] = op.lease_id
+    if hasattr(op, "expected_fence_epoch"):
+        kwargs["expected_fence_epoch"] = op.expected_fence_epoch
+    if isinstance(op, RecordConsume):
+        kwargs["answer"] = attrs.asdict(op.answer)
+    elif isinstance(op, ReportSubmission):
+        kwargs.update(
+            claim_id=op.claim_id,
+            provider_submission_id=op.provider_submission_id,
+            payment_reference=op.payment_reference,
+            caller_outcome=op.caller_outcome,
+        )
+    elif isinstance(op, ApplyEvidence):
+        kwargs["evidence"] = attrs.asdict(op.evidence)
+    elif isinstance(op, ManualTerminal):
+        kwargs.update(
+            processor_result=op.processor_result,
+            claimed_independent_verification=op.claimed_independent_verification,
+            submission_fenced=op.submission_fenced,
+        )
+    public, operation = FUNCTIONS[type(op)]
+    return public, operation, kwargs
+
+
+def plain(value: Any) -> Any:
+    if isinstance(value, datetime):  # the client's DatetimeWithNanoseconds: compare as a plain datetime
+        assert getattr(value, "nanosecond", 0) % 1000 == 0
+        return datetime(*value.timetuple()[:6], value.microsecond, tzinfo=UTC)
+    return value
+
+
+def plain_docs(docs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {path: {k: plain(v) for k, v in doc.items()} for path, doc in docs.items()}
+
+
+def typed_docs(docs: dict[str, dict[str, Any]]) -> dict[str, tuple]:
+    return {path: typed_document(doc) for path, doc in plain_docs(docs).items()}
+
+
+def typed_json(value: Any) -> Any:
+    """Exact form of an output: key order and value types (True is not 1)."""
+    if isinstance(value, dict):
+        return ("dict", tuple((k, typed_json(v)) for k, v in value.items()))
+    return (type(value).__name__, value)
+
+
+def answer_of(output_or_code: Any) -> Any:
+    """What a caller observed from the reference: an output's exact JSON, or an error code."""
+    if isinstance(output_or_code, str):
+        return ("error", output_or_code)
+    return ("output", typed_json(output_or_code.to_json()))
+
+
+def model_answer(result: Any) -> Any:
+    return ("error", result.code) if result.outcome is None else ("output", typed_json(result.output))
