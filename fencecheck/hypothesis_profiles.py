@@ -6,7 +6,8 @@
 
 Select with Hypothesis's own option, `pytest --hypothesis-profile=thorough` (preferred), or with the
 environment, `FENCECHECK_PROFILE=thorough`; the option wins when both are given. Without either, the
-stateful machines use `ci` and other tests keep Hypothesis's default. `FENCECHECK_DERANDOMIZE=1`
+stateful machines use `ci` and other tests Hypothesis's default without its time limits (`UNTIMED`: no
+per-example deadline, no too-slow health check; a loaded machine made them fail). `FENCECHECK_DERANDOMIZE=1`
 derandomizes whichever profile the machines run with (and drops the example database).
 `stateful_tests/conftest.py` registers these profiles and rejects an unknown name with a usage error.
 """
@@ -38,6 +39,7 @@ PROFILES: dict[str, dict] = {
 FULL_COVERAGE_PROFILES = frozenset({"thorough"})
 
 _selected: str | None = None
+UNTIMED = "fencecheck-untimed"  # Hypothesis's default settings, less the time limits that flake under load
 
 
 class UnknownProfile(UsageError):
@@ -56,6 +58,7 @@ def register_profiles() -> None:
             phases=_PHASES,
             **values,
         )
+    settings.register_profile(UNTIMED, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def known_profiles() -> list[str]:
@@ -85,8 +88,8 @@ def select(name: str | None, *, load: bool = False) -> None:
     name from the environment: Hypothesis's pytest plugin loads the option's profile itself)."""
     global _selected
     _selected = name
-    if load and name is not None:
-        settings.load_profile(name)
+    if load:
+        settings.load_profile(UNTIMED if name is None else name)
 
 
 def selected_name() -> str:
