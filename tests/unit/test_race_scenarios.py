@@ -380,3 +380,27 @@ def test_the_whole_project_read_back_names_every_document_outside_the_contested_
         f"checkoutRequests/{o[:8]}/lifecycle/current: stored under a key no caller of the run called, and not the "
         f"model's there",
     ]
+
+
+def test_a_foreign_implementations_own_coded_error_is_the_contracts_answer_in_the_race_runner() -> None:
+    """An implementation raising its own exception class with a contract `.code` (tests/fakes/frozen_journal)
+    answers that code in a race, as in the lockstep: not a transport failure, not an unexpected crash."""
+    from fencecheck.plugins.journal import ReferenceAPI
+    from fencecheck.race import _invoke_as_reference, _observed
+    from tests.fakes.frozen_journal import FrozenJournalError
+
+    foreign = ReferenceAPI.from_module("tests.fakes.frozen_journal")
+    op = BY_NAME["expired_takeover"].plan(Ids(5)).callers[0].op
+    with pytest.raises(FrozenJournalError):  # the implementation's own class, not the reference's
+        invoke(foreign, _NoFirestore(), op, _refuse_clock)
+    with pytest.raises(CommandJournalError) as caught:
+        _invoke_as_reference(foreign, _NoFirestore(), op, _refuse_clock, None)
+    assert caught.value.code == "journal_unavailable"
+    assert _observed(foreign, _UnavailableFirestore(), op) == "journal_unavailable"
+
+
+class _UnavailableFirestore:
+    def __getattr__(self, name: str) -> Any:
+        from google.api_core.exceptions import ServiceUnavailable
+
+        raise ServiceUnavailable("no Firestore here")
