@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import failures, gate_process, progress, report
+from . import failures, gate_process, gate_replay, progress, report
 from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .junit import SuiteCounts, parse_junit
@@ -136,6 +136,7 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     )
     record.save(artifacts)  # a gate killed mid-run still leaves a record: the report says "incomplete"
     interrupted, lock_timeouts = False, None
+    replayed: list[failures.Failure] | None = None
     try:
         with emulator_from_environment(log_dir=artifacts / "emulator") as emulator:
             os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host  # the suites' processes share this emulator
@@ -150,6 +151,9 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
                     record.save(artifacts)
                     print(f"{label}: {status}, {counts.passed} passed, "
                           f"{counts.failed + counts.errors} failed, {elapsed:.1f} s", flush=True)
+                if system is not None:  # a would-be catch is replayed while this emulator is still up
+                    found = failures.collect(artifacts, [s.name for s in selected])
+                    replayed = gate_replay.replay_catch(found, system, emulator)
             except KeyboardInterrupt:
                 interrupted = True
                 print("interrupted: stopping the emulator and writing what was collected", file=sys.stderr)
@@ -161,14 +165,14 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     guard.hold()
     record = record.finish(interrupted=interrupted, lock_timeouts=lock_timeouts)
     record.save(artifacts)
-    found = failures.collect(artifacts, [s.name for s in selected])
+    found = failures.collect(artifacts, [s.name for s in selected]) if replayed is None else replayed
     failures.save_sidecar(artifacts, system, found)
     for line in failures.terminal_lines(found, system):
         print(line, flush=True)
     known_bad = failures.known_bad_verdict(found) if system is not None else None
     if known_bad is not None and not interrupted:
         print(f"the known-bad variant {args.known_bad} {known_bad.status.upper()}: {known_bad.reason}", flush=True)
-    run = report.collect(artifacts, suites=[s.name for s in SUITES], record=record)
+    run = report.collect(artifacts, suites=[s.name for s in SUITES], record=record)  # replays: from the sidecar
     paths = report.write_reports(run, artifacts)
     print(f"verdict: {run.verdict.status}  ({', '.join(str(p) for p in paths)})", flush=True)
     if interrupted:
@@ -191,31 +195,11 @@ def report_command(args: argparse.Namespace) -> int:
 
 def replay_command(args: argparse.Namespace) -> int:
     from . import replay
-    from .systems import resolve_implementation, resolve_system
 
-    path = Path(args.path)
-    kind = replay.kind_of(path)
-    # Everything that can be wrong with the file is found before an emulator starts.
-    saved = replay.load_race(path) if kind == "race" else None
-    program = replay.load_parallel(path) if kind == "parallel" else None
-    if kind == "contest":
-        replay.load_contest(path)  # what is wrong with the file is said before an emulator starts
-        with emulator_from_environment(log_dir=Path("artifacts") / "emulator") as emulator:
-            outcome = replay.replay_saved_contest(path, emulator)
-        for line in outcome.lines:
-            print(line, flush=True)
-        return 1 if outcome.still_fails else 0
-    if program is not None:
-        system = resolve_system(None if program.system == "reference" else program.system)
-    else:
-        system = resolve_implementation(saved.system if saved is not None else replay.program_system(path))
+    # Everything that can be wrong with the file (or --system) is found before an emulator starts.
+    prepared = replay.prepare(Path(args.path), args.system)
     with emulator_from_environment(log_dir=Path("artifacts") / "emulator") as emulator:
-        if program is not None:
-            outcome = replay.replay_parallel_program(path, emulator, system, args.repeat)
-        elif saved is None:
-            outcome = replay.replay_program(path, emulator.host, system)
-        else:
-            outcome = replay.replay_race(saved, emulator, system)
+        outcome = replay.run_prepared(prepared, emulator, args.repeat)
     for line in outcome.lines:
         print(line, flush=True)
     return 1 if outcome.still_fails else 0
@@ -294,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay_parser.add_argument(
         "--repeat", type=int, default=5, help="runs of a concurrent program (default 5): interleavings vary"
+    )
+    replay_parser.add_argument(
+        "--system", metavar="SPEC", help="replay against this implementation instead of the one the file names: "
+        "'reference' (the reference of the file's system) or known_bad.<system>:<variant>"
     )
     replay_parser.set_defaults(handler=replay_command)
     check_parser = commands.add_parser(

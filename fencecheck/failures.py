@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import attrs
 
-from .known_bad_verdict import CONTRACT, KnownBadVerdict, failure_kind, gate_verdict
+from .known_bad_verdict import CAUGHT, CONTRACT, ERROR, KnownBadVerdict, contract, failure_kind, gate_verdict, judge
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 JUNIT_DIR = "junit"
@@ -38,6 +38,22 @@ _CONTEXT = ("model state after the step", "program:", "assert ", "Failing test c
 
 
 @attrs.frozen
+class Replay:
+    """`gate --known-bad` replaying one counterexample (`failedTests[].replays[]`): against the variant it must
+    still fail (`replays_on_variant`), against the reference pass (`passes_on_reference`); None: not found out,
+    `problem` says why (the file could not be replayed)."""
+
+    counterexample: str
+    replays_on_variant: bool | None
+    passes_on_reference: bool | None
+    problem: str | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.replays_on_variant is True and self.passes_on_reference is True
+
+
+@attrs.frozen
 class Failure:
     """One failing test of the run (a record of the evidence report: `failedTests[]`)."""
 
@@ -46,6 +62,7 @@ class Failure:
     summary: tuple[str, ...]  # the failing property
     counterexamples: tuple[str, ...]  # relative to the project root when inside it
     kind: str = "error"  # "contract" (a property of the contract broke) or "error" (fencecheck.known_bad_verdict)
+    replays: tuple[Replay, ...] = ()  # gate --known-bad: its counterexamples replayed (fencecheck.gate_replay)
 
     _json_derived: ClassVar = ("replay_commands",)
 
@@ -142,6 +159,17 @@ def save_sidecar(artifacts: Path, system: str | None, failures: Sequence[Failure
     return path
 
 
+def load_replays(artifacts: Path, failures: Sequence[Failure]) -> list[Failure]:
+    """`failures` (from the JUnit files) with the replays the gate recorded for them in its sidecar."""
+    try:
+        data = json.loads((artifacts / SIDECAR).read_text(encoding="utf-8"))
+        recorded = {(f["suite"], f["test"]): tuple(Replay(**r) for r in f.get("replays", ()))
+                    for f in data["failures"]} if data.get("format") == SIDECAR_FORMAT else {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        recorded = {}
+    return [attrs.evolve(f, replays=recorded.get((f.suite, f.test), f.replays)) for f in failures]
+
+
 def load_system(artifacts: Path) -> str | None:
     """The system the gate ran the suites against (None: the reference, or no gate record)."""
     try:
@@ -156,8 +184,42 @@ def load_system(artifacts: Path) -> str | None:
 
 
 def known_bad_verdict(failures: Sequence[Failure]) -> KnownBadVerdict:
-    """What `gate --known-bad` concluded from its failing tests (fencecheck.known_bad_verdict.gate_verdict)."""
-    return gate_verdict([failure.kind for failure in failures])
+    """What `gate --known-bad` concluded from its failing tests under the one rule: every failure a property of
+    the contract (fencecheck.known_bad_verdict.gate_verdict), and every counterexample of them replayed: still
+    failing against the variant, passing against the reference (`Failure.replays`)."""
+    first = gate_verdict([failure.kind for failure in failures])
+    if first.status != CAUGHT:
+        return first
+    return replayed_verdict(failures)
+
+
+def replayed_verdict(failures: Sequence[Failure]) -> KnownBadVerdict:
+    """The contract failures' replays judged (fencecheck.known_bad_verdict.judge): the first that does not
+    hold (or a failure with no counterexample, or one not replayed) makes the verdict an error."""
+    shown = [f for f in failures if f.kind == CONTRACT]
+    for failure in shown:
+        finding = contract(f"{failure.test}: {failure.summary[0]}")
+        if not failure.counterexamples:
+            return KnownBadVerdict(ERROR, f"no counterexample to replay: {finding.text}")
+        replays = {replay.counterexample: replay for replay in failure.replays}
+        for path in failure.counterexamples:
+            replay = replays.get(path, Replay(path, None, None, "not replayed"))
+            why = f"; {replay.problem}" if replay.problem else ""
+            verdict = judge([finding], replays_on_variant=replay.replays_on_variant,
+                            passes_on_reference=replay.passes_on_reference, reproduction=f"{path}{why}")
+            if not verdict.caught:
+                return verdict
+    return KnownBadVerdict(CAUGHT, f"{len(shown)} failing tests, each by a property of the contract; each "
+                                   f"counterexample still fails against the variant and passes against the reference")
+
+
+def replay_lines(replay: Replay) -> list[str]:
+    """How the gate says what one replay found."""
+    if replay.problem is not None:
+        return [f"  replay of {replay.counterexample}: could not be replayed ({replay.problem})"]
+    variant = "still fails" if replay.replays_on_variant else "passes (does not replay)"
+    reference = "passes" if replay.passes_on_reference else "fails too"
+    return [f"  replay against the variant: {variant}", f"  replay against the reference: {reference}"]
 
 
 def kind_text(failure: Failure) -> str:
@@ -171,6 +233,9 @@ def terminal_lines(failures: Sequence[Failure], system: str | None = None) -> li
         lines += [f"  property: {failure.summary[0]}", *(f"            {line}" for line in failure.summary[1:])]
         for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True):
             lines += [f"  counterexample: {path}", f"  replay: {command}"]
+            for replay in failure.replays:
+                if replay.counterexample == path:
+                    lines += replay_lines(replay)
         if not failure.counterexamples:
             lines.append("  counterexample: none written (see the suite's output above)")
     return lines
@@ -196,6 +261,9 @@ def markdown_section(failures: Sequence[Failure], system: str | None = None) -> 
         lines.append("  - property: " + " / ".join(_md(line) for line in failure.summary))
         for path, command in zip(failure.counterexamples, failure.replay_commands, strict=True):
             lines.append(f"  - counterexample {_md(path)}, replay: {_md(command)}")
+            for replay in failure.replays:
+                if replay.counterexample == path:
+                    lines += [f"    - {line.strip()}" for line in replay_lines(replay)]
     if len(failures) > MAX_SHOWN:
         lines.append(f"- … and {len(failures) - MAX_SHOWN} more (see the JUnit files)")
     return "\n".join(lines) + "\n"

@@ -110,8 +110,8 @@ def failure_kind(message: str) -> str:
 
 def gate_verdict(kinds: Sequence[str]) -> KnownBadVerdict:
     """`fencecheck gate --known-bad`: the failing tests' kinds (`failure_kind`) under the one rule. The gate
-    does not replay the counterexamples itself (it prints the replay commands): a catch there is a contract
-    property failing and no error."""
+    replays the counterexamples afterwards (fencecheck.gate_replay; fencecheck.failures.known_bad_verdict
+    judges the replays): a CAUGHT here is only the would-be catch, a contract property failing and no error."""
     found = [Finding(kind, f"failing test {n}") for n, kind in enumerate(kinds, 1)]
     errors = sum(kind == HARNESS for kind in kinds)
     if errors:

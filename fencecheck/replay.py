@@ -32,9 +32,10 @@ from typing import Any
 import attrs
 
 from fencecheck.emulator import close_client, new_run_token, project_id_for
-from fencecheck.errors import CounterexampleError, FencecheckError
-from fencecheck.failures import exception_text, summarize
+from fencecheck.errors import CounterexampleError, FencecheckError, SystemNotFoundError, UsageError
+from fencecheck.failures import Replay, exception_text, summarize
 from fencecheck.history import Call, History
+from fencecheck.linearizability import check
 from fencecheck.lockstep import ReferenceAPI
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.parallel.case import load_counterexample as load_parallel_counterexample
@@ -52,7 +53,7 @@ from fencecheck.race import (
     setup_from_json,
 )
 from fencecheck.replay_contest import is_contest, load_contest, replay_contest
-from fencecheck.systems import describe_system
+from fencecheck.systems import LANTERN_SPECS, describe_system, resolve_implementation, system_of_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_EXPLANATION_LINES = 15
@@ -293,8 +294,8 @@ def _verdict_lines(verdict: Any) -> list[str]:
     return [] if verdict.ok else _cut(verdict.explain())
 
 
-def replay_saved_contest(path: Path, emulator: Any) -> Outcome:
-    still, lines = replay_contest(load_contest(path), emulator, _verdict_lines)
+def replay_saved_contest(path: Path, emulator: Any, saved: Any = None) -> Outcome:
+    still, lines = replay_contest(saved or load_contest(path), emulator, _verdict_lines)
     return Outcome(still, lines)
 
 
@@ -360,3 +361,138 @@ def replay_parallel_program(path: Path, emulator: Any, system: ReferenceAPI, rep
     if result.failed:
         return Outcome(True, [*lines, f"still fails ({result.classification})"])
     return Outcome(False, [*lines, f"no longer fails in {len(result.repetitions)} runs"])
+
+
+# --- against another implementation (`replay PATH --system SPEC`, the gate's replays) ------------------
+
+REFERENCE_SPEC = "reference"  # `--system reference`: the reference of the file's own system
+DEFAULT_REPEAT = 5
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A counterexample checked and its implementation resolved, before any emulator starts."""
+
+    path: Path
+    kind: str
+    loaded: Any  # SavedRace, SavedContest, a parallel program, or None (a lockstep program)
+    system: Any  # the implementation it replays against (a contest resolves its own: None)
+    program: str | None = None  # a lockstep program's source with SYSTEM rewritten (`--system`)
+
+
+def _file_spec(path: Path, kind: str, loaded: Any) -> tuple[str, str | None]:
+    """(the system a counterexample belongs to, the implementation spec it names; None: its reference)."""
+    if kind == "contest":
+        return loaded.plugin.name, loaded.implementation
+    if kind == "parallel":
+        return "journal", None if loaded.system == REFERENCE_SPEC else loaded.system
+    spec = loaded.system if kind == "race" else program_system(path)
+    return system_of_spec(spec) or "journal", spec
+
+
+def _override(path: Path, system_name: str, spec: str) -> str | None:
+    """The spec `--system SPEC` names for a counterexample of `system_name` (None: the journal's reference)."""
+    spec = spec.strip()
+    if spec == REFERENCE_SPEC:
+        return LANTERN_SPECS[0] if system_name == "lantern" else None
+    named = system_of_spec(spec)
+    if named != system_name:
+        raise UsageError(f"--system {spec!r} names a {named or 'missing'} implementation, but {path} is a "
+                         f"counterexample of the {system_name}: expected {REFERENCE_SPEC!r} or "
+                         f"known_bad.{system_name}:<variant>")
+    return spec
+
+
+def _resolve(spec: str | None) -> Any:
+    try:
+        return resolve_implementation(spec)
+    except SystemNotFoundError as error:
+        raise UsageError(f"--system: {error}") from None
+
+
+def _rewrite_system(path: Path, spec: str | None) -> str:
+    """The program's source with its SYSTEM line naming `spec` instead (resolved as the suites resolve it)."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, filename=str(path))
+    node = next((n for n in tree.body if isinstance(n, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == "SYSTEM" for t in n.targets)), None)
+    if node is None:
+        raise UsageError(f"{path} names no SYSTEM (it replays the journal's reference only); --system cannot "
+                         f"point it elsewhere")
+    lines = source.splitlines(keepends=True)
+    line = (f"SYSTEM = __import__('fencecheck.systems', fromlist=['resolve_implementation'])"
+            f".resolve_implementation({spec!r})\n")
+    end = node.end_lineno or node.lineno
+    return "".join([*lines[: node.lineno - 1], line, *lines[end:]])
+
+
+def prepare(path: Path, system: str | None = None) -> Prepared:
+    """Everything that can be wrong with the file (or with `system`, a `--system` spec) is found here, before
+    an emulator starts. `system` None: the implementation the file names."""
+    kind = kind_of(path)
+    loaded: Any = None
+    if kind == "race":
+        loaded = load_race(path)
+    elif kind == "parallel":
+        loaded = load_parallel(path)
+    elif kind == "contest":
+        loaded = load_contest(path)
+    system_name, spec = _file_spec(path, kind, loaded)
+    program = None
+    if system is not None:
+        spec = _override(path, system_name, system)
+        if kind == "stateful":
+            program = _rewrite_system(path, spec)
+    if kind == "contest":
+        try:
+            loaded.plugin.resolve(spec)
+        except SystemNotFoundError as error:
+            raise UsageError(f"--system: {error}") from None
+        return Prepared(path, kind, attrs.evolve(loaded, implementation=spec), None)
+    return Prepared(path, kind, loaded, _resolve(spec), program)
+
+
+def run_prepared(prepared: Prepared, emulator: Any, repeat: int = DEFAULT_REPEAT) -> Outcome:
+    """Replay a prepared counterexample on `emulator` (as `fencecheck replay` does)."""
+    if prepared.kind == "contest":
+        return replay_saved_contest(prepared.path, emulator, prepared.loaded)
+    if prepared.kind == "parallel":
+        return replay_parallel_program(prepared.path, emulator, prepared.system, repeat)
+    if prepared.kind == "race":
+        return replay_race(prepared.loaded, emulator, prepared.system)
+    if prepared.program is None:
+        return replay_program(prepared.path, emulator.host, prepared.system)
+    with tempfile.TemporaryDirectory(prefix="fencecheck-replay-as-") as tmp:
+        copy = Path(tmp) / prepared.path.name
+        copy.write_text(prepared.program, encoding="utf-8")
+        return replay_program(copy, emulator.host, prepared.system)
+
+
+def saved_history_illegal(prepared: Prepared) -> bool:
+    """A race's or a contest's (a): the saved history, re-checked by the pure checker, is illegal."""
+    if prepared.kind == "contest":
+        saved = prepared.loaded
+        return check(saved.history, plugin=saved.plugin, initial_state=saved.initial_state).status == "illegal"
+    try:
+        return recheck(prepared.path).status == "illegal"
+    except (ValueError, KeyError, TypeError) as error:
+        raise CounterexampleError(f"{prepared.path}: the saved history cannot be checked ({error}).") from None
+
+
+def replay_both(path: Path, variant: str, emulator: Any, repeat: int = DEFAULT_REPEAT) -> Replay:
+    """The gate's two replays of a counterexample (fencecheck.known_bad_verdict): (a) against the variant it
+    must still fail (a race's or contest's: its saved history re-checked is illegal, since racing again is not
+    deterministic); (b) against the reference it must no longer fail. A file that cannot be replayed is a
+    Replay with a `problem` and neither answer."""
+    shown = str(path)
+    try:
+        on_variant = prepare(path, variant)
+        on_reference = prepare(path, REFERENCE_SPEC)
+        if on_variant.kind in ("race", "contest"):
+            still = saved_history_illegal(on_variant)
+        else:
+            still = run_prepared(on_variant, emulator, repeat).still_fails
+        passes = not run_prepared(on_reference, emulator, repeat).still_fails
+    except FencecheckError as error:
+        return Replay(shown, None, None, str(error).splitlines()[0].split(" Expected ")[0])
+    return Replay(shown, still, passes)

@@ -164,7 +164,8 @@ def collect(
         known_bad=known_bad,
         parallel=parallel,
         # the suites' own failure texts; stale JUnit files were already left out of suite_results
-        failed_tests=tuple(gate_failures.collect(artifacts, [s.name for s in suite_results if s.failing])),
+        failed_tests=tuple(gate_failures.load_replays(
+            artifacts, gate_failures.collect(artifacts, [s.name for s in suite_results if s.failing]))),
         system_under_test=gate_failures.load_system(artifacts),
         counterexamples=_counterexamples(artifacts, stateful, races, known_bad, parallel),
         artifact_errors=tuple(c.errors),

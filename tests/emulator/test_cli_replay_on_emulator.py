@@ -28,9 +28,9 @@ pytestmark = pytest.mark.emulator
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def replay(path: Path, host: str) -> subprocess.CompletedProcess[str]:
+def replay(path: Path, host: str, *options: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FIRESTORE_EMULATOR_HOST": host}
-    return subprocess.run([sys.executable, "-m", "fencecheck", "replay", str(path)], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "fencecheck", "replay", str(path), *options], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -49,6 +49,20 @@ def test_lockstep_program_still_fails_against_its_variant_only(emulator, tmp_pat
     done = replay(good, emulator.host)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no longer fails" in done.stdout
+
+
+def test_system_option_replays_a_program_against_another_implementation(emulator, tmp_path):
+    name = "earlier-clock-finishes"
+    bad = write_counterexample(tmp_path, variant(name).witness, machine="JournalMachine",
+                               system_module=f"known_bad.journal:{name}")
+    done = replay(bad, emulator.host, "--system", "reference")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "against the reference" in done.stdout and "no longer fails" in done.stdout
+    good = write_counterexample(tmp_path / "good", variant(name).witness, machine="JournalMachine",
+                                system_module="reference")
+    done = replay(good, emulator.host, "--system", f"known_bad.journal:{name}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "still fails: LockstepMismatch" in done.stdout
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """`fencecheck gate --known-bad` end to end on the shared test emulator: the stateful suite runs against a
 known-bad variant, its tests fail, the gate says the variant was caught (exit 0) and which property broke,
-and points at a counterexample that `fencecheck replay` confirms still fails.
+and points at a counterexample that the gate itself replayed (still failing against the variant, passing against
+the reference) and that `fencecheck replay` confirms still fails.
 
 The variant is the one the known-bad catalogue catches fastest (earlier-clock-finishes: two steps, caught in
 well under a second); most of this test's minute is Hypothesis shrinking the failing program.
@@ -8,6 +9,7 @@ well under a second); most of this test's minute is Hypothesis shrinking the fai
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -43,6 +45,13 @@ def test_gate_against_a_known_bad_variant_fails_and_points_at_a_replayable_count
     counterexample = ROOT / found.group(1)
     assert counterexample.is_file()
     assert f"replay: .venv/bin/python -m fencecheck replay {found.group(1)}" in gate.stdout
+    # The gate replayed it itself (the one definition of caught): still failing against the variant, passing
+    # against the reference; failures.json records both.
+    assert "  replay against the variant: still fails\n  replay against the reference: passes\n" in gate.stdout
+    sidecar = json.loads((artifacts / "failures.json").read_text())
+    replays = [r for f in sidecar["failures"] for r in f["replays"] if r["counterexample"] == found.group(1)]
+    assert replays == [{"counterexample": found.group(1), "replays_on_variant": True, "passes_on_reference": True,
+                        "problem": None}]
 
     markdown = (artifacts / "evidence.md").read_text()
     assert markdown.startswith("**fencecheck: FAIL**")

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fencecheck import cli
+from fencecheck import cli, failures
 from fencecheck import emulator as emulator_module
 from fencecheck.emulator_discovery import discover_emulator
 from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT
@@ -174,8 +175,89 @@ counterexamples/JournalMachine-ef00a6ae.py
 """
 
 
+def _fake_replays(monkeypatch: pytest.MonkeyPatch, on_variant: bool | None = True, on_reference: bool | None = True,
+                  problem: str | None = None) -> list[tuple[Path, str, Any]]:
+    """The gate's replays faked: every counterexample replays with these outcomes; returns the calls."""
+    calls: list[tuple[Path, str, Any]] = []
+
+    def replay(path: Path, variant: str, emulator: Any) -> failures.Replay:
+        calls.append((path, variant, emulator))
+        return failures.Replay(str(path), on_variant, on_reference, problem)
+
+    monkeypatch.setattr(cli.gate_replay, "replay_both", replay)
+    return calls
+
+
+def _known_bad_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, junit: str) -> tuple[int, Path]:
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run([], junit, 1))
+    artifacts = tmp_path / "artifacts"
+    code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--workers", "1",
+                     "--profile", "ci", "--artifacts", str(artifacts)])
+    return code, artifacts
+
+
+def test_a_catch_needs_the_counterexample_to_replay_against_the_variant(tmp_path, capsys, monkeypatch):
+    replays = _fake_replays(monkeypatch, on_variant=False)
+    code, artifacts = _known_bad_gate(tmp_path, monkeypatch, STATEFUL_FAILURE)
+    assert code == 1 and len(replays) == 1
+    out = capsys.readouterr().out
+    assert "replay against the variant: passes (does not replay)" in out
+    assert (f"the known-bad variant {FAST_VARIANT} ERROR: the failure did not replay against the variant "
+            f"(counterexamples/JournalMachine-ef00a6ae.py)") in out
+    sidecar = json.loads((artifacts / "failures.json").read_text())
+    assert sidecar["failures"][0]["replays"] == [{"counterexample": "counterexamples/JournalMachine-ef00a6ae.py",
+                                                  "replays_on_variant": False, "passes_on_reference": True,
+                                                  "problem": None}]
+    assert "- known-bad verdict: **error** (the failure did not replay" in (artifacts / "evidence.md").read_text()
+
+
+def test_a_counterexample_failing_against_the_reference_is_no_catch(tmp_path, capsys, monkeypatch):
+    _fake_replays(monkeypatch, on_reference=False)
+    code, artifacts = _known_bad_gate(tmp_path, monkeypatch, STATEFUL_FAILURE)
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "replay against the variant: still fails" in out and "replay against the reference: fails too" in out
+    assert f"{FAST_VARIANT} ERROR: the failure's program fails against the reference too" in out
+    evidence = json.loads((artifacts / "evidence.json").read_text())
+    assert evidence["failedTests"][0]["replays"][0]["passesOnReference"] is False
+
+
+def test_a_counterexample_that_cannot_be_replayed_is_no_catch(tmp_path, capsys, monkeypatch):
+    _fake_replays(monkeypatch, on_variant=None, on_reference=None, problem="no such file")
+    code, _ = _known_bad_gate(tmp_path, monkeypatch, STATEFUL_FAILURE)
+    out = capsys.readouterr().out
+    assert code == 1 and "could not be replayed (no such file)" in out
+    assert "ERROR: the failure did not replay against the variant (counterexamples/JournalMachine-ef00a6ae.py; " \
+           "no such file)" in out
+
+
+def test_a_contract_failure_without_a_counterexample_cannot_be_replayed(tmp_path, capsys, monkeypatch):
+    replays = _fake_replays(monkeypatch)
+    without = STATEFUL_FAILURE.replace("counterexample written; replay it with: .venv/bin/python -m pytest "
+                                       "counterexamples/JournalMachine-ef00a6ae.py\n", "")
+    assert "counterexamples/" not in without
+    code, _ = _known_bad_gate(tmp_path, monkeypatch, without)
+    out = capsys.readouterr().out
+    assert code == 1 and replays == []
+    assert f"{FAST_VARIANT} ERROR: no counterexample to replay: stateful_tests.journal_machine" in out
+
+
+def test_a_signal_during_the_replays_ends_with_incomplete_evidence_and_143(tmp_path, capsys, monkeypatch):
+    def replay(path: Path, variant: str, emulator: Any) -> failures.Replay:
+        signal.raise_signal(signal.SIGTERM)  # the gate's SignalGuard turns it into an interruption here
+        raise AssertionError("the signal should have interrupted the replay")
+
+    monkeypatch.setattr(cli.gate_replay, "replay_both", replay)
+    code, artifacts = _known_bad_gate(tmp_path, monkeypatch, STATEFUL_FAILURE)
+    assert code == 143
+    assert json.loads((artifacts / "evidence.json").read_text())["verdict"]["status"] == "incomplete"
+    assert "CAUGHT" not in capsys.readouterr().out
+
+
 def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path, capsys, monkeypatch):
     calls: list[dict[str, Any]] = []
+    replays = _fake_replays(monkeypatch)
     monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
     monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, STATEFUL_FAILURE, 1))
     monkeypatch.setenv(ENV_SYSTEM, "something.else")  # never passed through: the gate sets it itself
@@ -193,13 +275,20 @@ def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path,
     assert "counterexample: counterexamples/JournalMachine-ef00a6ae.py" in out
     assert "replay: .venv/bin/python -m fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in out
     assert "(a property of the contract)" in out
-    assert f"the known-bad variant {FAST_VARIANT} CAUGHT: 1 failing tests, each by a property of the contract" in out
+    assert f"the known-bad variant {FAST_VARIANT} CAUGHT: 1 failing tests, each by a property of the contract; each " \
+           "counterexample still fails against the variant and passes against the reference" in out
+    # Replayed once, in-process, against the variant the gate ran, on the gate's own emulator.
+    ((path, variant, emulator),) = replays
+    assert path == PROJECT_ROOT / "counterexamples/JournalMachine-ef00a6ae.py"
+    assert variant == f"known_bad.journal:{FAST_VARIANT}" and isinstance(emulator, FakeEmulator)
+    assert "  replay against the variant: still fails\n  replay against the reference: passes\n" in out
     markdown = (artifacts / "evidence.md").read_text()
     assert markdown.startswith("**fencecheck: FAIL**")
     section = markdown[markdown.index("**What failed:**"):]
     assert f"known_bad.journal:{FAST_VARIANT}" in section and "complete.clock_earlier.unavailable" in section
     assert "- known-bad verdict: **caught**" in section
     assert "fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in section
+    assert "  - replay against the variant: still fails" in section
     assert markdown.rstrip().splitlines()[-1].startswith("<sub>")  # the footer stays last
 
     # `fencecheck report` re-renders the same section (the system comes from the gate's failures.json).

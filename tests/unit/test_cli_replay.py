@@ -268,3 +268,45 @@ def test_a_malformed_parallel_program_is_a_usage_error(tmp_path, capsys):
     path.write_text(json.dumps({"format": COUNTEREXAMPLE_FORMAT, "system": "reference"}))
     code, err = _replay(path, capsys)
     assert code == 2 and "malformed concurrent program" in err and "Expected a counterexample" in err
+
+
+# --- --system: replay against another implementation than the file names -----------------------------------
+
+
+def test_system_override_naming_no_variant_is_a_usage_error(tmp_path, capsys):
+    bad = write_counterexample(tmp_path, variant(VARIANT).witness, machine="M",
+                               system_module=f"known_bad.journal:{VARIANT}")
+    code = cli.main(["replay", str(bad), "--system", "known_bad.journal:no-such-variant"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--system" in err and "no-such-variant" in err
+
+
+def test_system_override_of_another_system_is_a_usage_error(tmp_path, capsys):
+    bad = write_counterexample(tmp_path, variant(VARIANT).witness, machine="M")
+    code = cli.main(["replay", str(bad), "--system", "known_bad.lantern:whatever"])
+    err = capsys.readouterr().err
+    assert code == 2 and "names a lantern implementation" in err and "counterexample of the journal" in err
+
+
+def _system_of(source: str) -> Any:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "program", "exec"), namespace)  # the program's module body: imports, OPS, SYSTEM
+    return namespace["SYSTEM"]
+
+
+def test_system_override_rewrites_a_program_to_the_named_implementation(tmp_path):
+    ops = variant(VARIANT).witness
+    bad = write_counterexample(tmp_path / "a", ops, machine="M", system_module=f"known_bad.journal:{VARIANT}")
+    prepared = replay.prepare(bad, "reference")
+    assert prepared.system is REFERENCE and _system_of(prepared.program) is REFERENCE
+    good = write_counterexample(tmp_path / "b", ops, machine="M", system_module="reference")
+    prepared = replay.prepare(good, f"known_bad.journal:{VARIANT}")
+    assert prepared.system.module == f"known_bad.journal:{VARIANT}"
+    assert _system_of(prepared.program).module == f"known_bad.journal:{VARIANT}"
+    assert replay.prepare(bad).program is None  # without --system: the file as it is
+
+
+def test_system_override_of_a_race(tmp_path):
+    path = _saved_race(tmp_path, system=f"known_bad.journal:{VARIANT}")
+    assert replay.prepare(path).system.module == f"known_bad.journal:{VARIANT}"
+    assert replay.prepare(path, "reference").system is REFERENCE
