@@ -48,20 +48,6 @@ class Saved:
     initial_state: Any
 
 
-def _setup_state(plugin: SystemPlugin, data: dict[str, Any]) -> Any:
-    """The model state after a race or contest file's setup (the journal's race files spell it their own way)."""
-    if plugin.name == "journal" and "setupHeader" not in data:
-        from .race import setup_from_json
-
-        setup = setup_from_json(data["setup"])
-    else:
-        setup = plugin.ops_from_json(data.get("setupHeader", {}), data["setup"])
-    state = plugin.initial_state()
-    for op in setup:
-        state, _result = plugin.step(state, op)
-    return state
-
-
 def _parallel(data: dict[str, Any]) -> tuple[History, Any]:
     from .parallel.program import ParallelProgram
 
@@ -83,9 +69,11 @@ def _parse(data: object) -> Saved:
         plugin = plugin_named(history.system)
         return Saved("history", plugin, history, plugin.initial_state())
     if form in RACE_FORMATS:
+        from .race import state_after_setup  # the race runner loads only for race files
+
         history = History.from_json(data["history"])
         plugin = plugin_named(history.system)
-        return Saved("race", plugin, history, _setup_state(plugin, data))
+        return Saved("race", plugin, history, state_after_setup(plugin, data))
     if form == PARALLEL_FORMAT:
         history, state = _parallel(data)
         return Saved("parallel", plugin_named(history.system), history, state)

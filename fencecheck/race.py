@@ -857,6 +857,19 @@ def setup_from_json(data: object) -> tuple[Operation, ...]:
     return tuple(ops)
 
 
+def state_after_setup(plugin: Any, data: Mapping[str, Any]) -> Any:
+    """The model state after a saved race's or contest's setup, for any plug-in (the journal's race files
+    spell their setup their own way, without a `setupHeader`)."""
+    if plugin.name == "journal" and "setupHeader" not in data:
+        setup: Sequence[Any] = setup_from_json(data["setup"])
+    else:
+        setup = plugin.ops_from_json(data.get("setupHeader", {}), data["setup"])
+    state = plugin.initial_state()
+    for op in setup:
+        state, _result = plugin.step(state, op)
+    return state
+
+
 def _callers_json(records: Sequence[CallerRecord]) -> list[dict[str, Any]]:
     return [
         {

@@ -29,7 +29,7 @@ from fencecheck.junit import SuiteCounts, parse_junit
 from fencecheck.linearizability import check
 from fencecheck.plugins import SYSTEM_NAMES
 from fencecheck.plugins import plugin as plugin_named
-from fencecheck.race import RESULT_FORMAT, answer_label, setup_from_json
+from fencecheck.race import RESULT_FORMAT, answer_label, state_after_setup
 from fencecheck.rules_probe import ProbeResult, RulesMatrix
 
 from . import artifacts as layout
@@ -285,13 +285,7 @@ def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
     history = History.from_json(data["history"])  # it names its system's plug-in (no name: the journal)
     system = history.system
     plugin = plugin_named(system)
-    if system == "journal":
-        setup = setup_from_json(data["setup"])
-    else:
-        setup = plugin.ops_from_json(data.get("setupHeader", {}), data["setup"])
-    state = plugin.initial_state()
-    for op in setup:
-        state, _result = plugin.step(state, op)
+    state = state_after_setup(plugin, data)
     verdict = data["verdict"]
     order: dict[int, int] = {}
     failing = None
