@@ -58,7 +58,11 @@ def register_profiles() -> None:
             phases=_PHASES,
             **values,
         )
-    settings.register_profile(UNTIMED, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    # Parent named explicitly: without one Hypothesis inherits whatever profile is loaded at the time, so a
+    # second registration after `gate` or `ci` was loaded made "untimed" a copy of that profile.
+    settings.register_profile(
+        UNTIMED, parent=settings.get_profile("default"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
 
 
 def known_profiles() -> list[str]:

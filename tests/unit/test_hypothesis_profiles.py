@@ -45,3 +45,16 @@ def test_a_pytest_run_without_a_profile_has_no_deadline(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "2 passed" in done.stdout
+
+
+def test_registering_again_after_loading_a_profile_keeps_untimed_the_default():
+    """The gate loads `gate` and registers the profiles again; the untimed profile must not inherit it."""
+    in_force = settings.get_current_profile_name()
+    try:
+        settings.load_profile("gate")
+        hypothesis_profiles.register_profiles()
+        untimed = settings.get_profile(hypothesis_profiles.UNTIMED)
+        assert untimed.max_examples == settings.get_profile("default").max_examples
+        assert untimed.derandomize is False
+    finally:
+        settings.load_profile(in_force)
