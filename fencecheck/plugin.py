@@ -115,6 +115,11 @@ class SystemPlugin:
     # later state unchanged wherever it matches there.
     commutes_when_read_only: Callable[[Any], bool] = lambda _op: False
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
+    # --- parallel programs (fencecheck.parallel) ----------------------------------------------------------
+    # () -> the system's `fencecheck.parallel.ParallelSpec` (its strategy of contested calls and its checks of a
+    # race), imported on first use: only the parallel engine needs Hypothesis strategies. None: the system has
+    # no parallel programs yet.
+    parallel: Callable[[], Any] | None = None
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

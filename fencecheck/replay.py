@@ -384,8 +384,9 @@ def _file_spec(path: Path, kind: str, loaded: Any) -> tuple[str, str | None]:
     """(the system a counterexample belongs to, the implementation spec it names; None: its reference)."""
     if kind == "contest":
         return loaded.plugin.name, loaded.implementation
-    if kind == "parallel":
-        return "journal", None if loaded.system == REFERENCE_SPEC else loaded.system
+    if kind == "parallel":  # the program names its system; the file its implementation ("reference": its own)
+        plugin = loaded.plugin
+        return plugin.name, plugin.spec_of(plugin.reference) if loaded.system == REFERENCE_SPEC else loaded.system
     spec = loaded.system if kind == "race" else program_system(path)
     return system_of_spec(spec) or "journal", spec
 

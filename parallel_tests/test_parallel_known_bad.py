@@ -47,9 +47,9 @@ from fencecheck.known_bad_verdict import (
     verdict_finding,
 )
 from fencecheck.known_bad_verdict import error as harness_error
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
 from fencecheck.parallel import (
     FAILS_IN_PREFIX,
+    Budget,
     ProjectSource,
     budget_for,
     load_counterexample,
@@ -61,6 +61,8 @@ from fencecheck.parallel import (
 )
 from fencecheck.parallel.case import CaseResult
 from fencecheck.parallel.minimize import MIN_BRANCHES
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins import plugin
 from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
 from known_bad.crashing import journal_name_error
 from known_bad.journal import CONCURRENT_VARIANTS, variant
@@ -88,7 +90,10 @@ def case_findings(case: CaseResult) -> list[Finding]:
     return found
 
 
-def _on_fresh_project(projects: ProjectSource, path: Path, system: ReferenceAPI) -> Any:
+JOURNAL = plugin("journal")
+
+
+def _on_fresh_project(projects: ProjectSource, path: Path, system: Any) -> Any:
     """`replay_parallel` on a project of its own (it needs an empty one)."""
     project_id, client = projects.new()
     try:
@@ -105,15 +110,16 @@ class Judged:
     counterexample: Path | None = None
 
 
-def judge_parallel_variant(api: ReferenceAPI, *, projects: ProjectSource, emulator: Any, repeat: int,
+def judge_parallel_variant(api: Any, *, projects: ProjectSource, emulator: Any, repeat: int,
                            run_settings: settings, counterexamples: Path, root: Path,
-                           shrink_seconds: float | None = None, minimize_seconds: float | None = None) -> Judged:
-    """Run the parallel property against `api` and judge it (see the module docstring); harness crashes
-    propagate."""
+                           shrink_seconds: float | None = None, minimize_seconds: float | None = None,
+                           system: SystemPlugin = JOURNAL, budget: Budget | None = None) -> Judged:
+    """Run `system`'s parallel property against `api` (one of its implementations) and judge it (see the
+    module docstring); harness crashes propagate."""
     started = time.monotonic()
-    outcome = run_property(projects, system=api, repeat=repeat, run_settings=run_settings,
+    outcome = run_property(projects, plugin=system, system=api, repeat=repeat, run_settings=run_settings,
                            counterexamples=counterexamples, shrink_seconds=shrink_seconds,
-                           minimize_seconds=minimize_seconds)
+                           minimize_seconds=minimize_seconds, budget=budget)
     case = outcome.case
     if case is None:
         return Judged(attrs.evolve(judge([]), reason=(
@@ -161,8 +167,8 @@ def judge_parallel_variant(api: ReferenceAPI, *, projects: ProjectSource, emulat
         again_found = case_findings(again)
         replays = any(f.kind == CONTRACT for f in again_found) and not errors_in(again_found)
         how = f"{relative}: run again against the variant ({again.classification})"
-    once = _on_fresh_project(projects, path, REFERENCE)
-    again = replay_parallel_case(path, emulator, repeat=repeat, system=REFERENCE)
+    once = _on_fresh_project(projects, path, system.reference)
+    again = replay_parallel_case(path, emulator, repeat=repeat, system=system.reference)
     passes = once.passed and not again.failed
     if not passes:
         how += f"; against the reference: {once.explain() or again.summary()}"

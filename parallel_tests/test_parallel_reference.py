@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from fencecheck import hypothesis_profiles
 from fencecheck.parallel import PASSES, run_property
+from fencecheck.plugins import plugin
 from fencecheck.report.parallel import ParallelRun, write_parallel_run
 from fencecheck.systems import describe_system, reference_run
 from parallel_tests.conftest import REFERENCE_RUN, artifacts_dir, counterexamples_dir
+
+JOURNAL = plugin("journal")
 
 
 def _relative(path, root) -> str | None:
@@ -29,11 +32,16 @@ def _relative(path, root) -> str | None:
 
 def test_reference_is_linearizable_under_parallel_programs(projects, repeat, system, request):
     config = request.config
-    outcome = run_property(projects, system=system, repeat=repeat, counterexamples=counterexamples_dir(config))
+    outcome = run_property(projects, plugin=JOURNAL, system=system, repeat=repeat,
+                           counterexamples=counterexamples_dir(config))
     print(f"\nparallel {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
           f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s")
     if reference_run():
-        _write_evidence(config, outcome, repeat)
+        write_evidence(config, outcome, repeat, REFERENCE_RUN, JOURNAL.name)
+    assert_reference_passed(outcome)
+
+
+def assert_reference_passed(outcome) -> None:
     assert not outcome.failed, outcome.message()
     assert not outcome.contended, (  # after the contract: a proven failure above outweighs it
         f"{outcome.contended_repetitions} repetition(s) had too few definite answers to judge (contention, not a "
@@ -43,13 +51,15 @@ def test_reference_is_linearizable_under_parallel_programs(projects, repeat, sys
     assert outcome.contested_examples == outcome.examples, "every generated program must contest a key"
 
 
-def _write_evidence(config, outcome, repeat: int) -> None:
+def write_evidence(config, outcome, repeat: int, name: str, system: str) -> None:
+    """artifacts/parallel/<name>.json: `system`'s run against its reference, for the evidence report."""
     case = outcome.case
     write_parallel_run(
         artifacts_dir(config),
         ParallelRun(
-            name=REFERENCE_RUN,
+            name=name,
             system="reference",
+            plugin=system,
             profile=hypothesis_profiles.selected_name(),
             examples=outcome.examples,
             repetitions=repeat,

@@ -1,9 +1,11 @@
-"""Parallel property-based testing of the journal, as Erlang QuickCheck / PropEr `parallel_commands` and
-quickcheck-state-machine do it: a sequential prefix, then 2-4 branches released together, judged by the
+"""Parallel property-based testing of any plug-in's system, as Erlang QuickCheck / PropEr `parallel_commands`
+and quickcheck-state-machine do it: a sequential prefix, then 2-4 branches released together, judged by the
 linearizability checker against the model.
 
-    program.py    ParallelProgram (prefix + branches of BranchCall), JSON, contested_keys (pure)
-    strategy.py   programs(): the Hypothesis strategy, drawn so that contests actually happen (pure)
+    spec.py       ParallelSpec: what a plug-in supplies (`SystemPlugin.parallel`): its strategy of contested
+                  calls, a commit-failing client, its structural checks of a race
+    program.py    ParallelProgram (the system's name, prefix + branches of BranchCall), JSON, contested_keys
+    strategy.py   programs(plugin): the plug-in's strategy, kept when a partition is contested (pure)
     execute.py    run_once(db, program): prefix in lockstep, branches on threads, history, verdict
     case.py       run_case(projects, program, repeat=R): R fresh projects, "fails sometimes/always";
                   counterexamples: save_counterexample, replay_parallel(path, db), recheck_parallel(path)
@@ -37,7 +39,8 @@ from .case import (
 from .execute import Repetition, run_once
 from .program import BranchCall, ParallelProgram, ProgramSize, contested_keys
 from .property import BUDGETS, Budget, Outcome, ParallelFailure, budget_for, parallel_settings, run_property
-from .strategy import programs
+from .spec import CommitFailure, ParallelSpec
+from .strategy import programs, spec_of
 
 __all__ = [
     "BUDGETS",
@@ -52,9 +55,11 @@ __all__ = [
     "BranchCall",
     "Budget",
     "CaseResult",
+    "CommitFailure",
     "Outcome",
     "ParallelFailure",
     "ParallelProgram",
+    "ParallelSpec",
     "ProgramSize",
     "ProjectSource",
     "Repetition",
@@ -70,4 +75,5 @@ __all__ = [
     "run_once",
     "run_property",
     "save_counterexample",
+    "spec_of",
 ]

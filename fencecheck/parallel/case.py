@@ -38,15 +38,14 @@ from typing import Any
 
 import attrs
 
-from fencecheck import systems
 from fencecheck.emulator import close_client
 from fencecheck.emulator_discovery import new_run_token, project_id_for
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
+from fencecheck.plugin import SystemPlugin
 
 from .execute import CONTENTION, OK, PREFIX, Repetition, run_once
-from .program import ParallelProgram
+from .program import V1_SYSTEM, ParallelProgram
 
 COUNTEREXAMPLE_FORMAT = "fencecheck.parallel-counterexample/1"
 PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX = "passes", "fails sometimes", "fails always", "fails in prefix"
@@ -160,14 +159,15 @@ def run_case(
     projects: ProjectSource,
     program: ParallelProgram,
     *,
-    system: ReferenceAPI = REFERENCE,
+    system: Any = None,
     repeat: int = DEFAULT_REPEAT,
     final: bool = False,
     concurrent: bool = True,
     budget: int = DEFAULT_BUDGET,
 ) -> CaseResult:
     """Run `program` `repeat` times, each on a fresh project. `final` (the replay Hypothesis reports) keeps
-    going, up to FINAL_ROUNDS more rounds of `repeat`, while every repetition passes."""
+    going, up to FINAL_ROUNDS more rounds of `repeat`, while every repetition passes. `system`: an
+    implementation of the program's system (its reference when None)."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     started = time.perf_counter()
@@ -184,18 +184,25 @@ def run_case(
     while final and rounds < FINAL_ROUNDS and all(r.status in (OK, CONTENTION) for r in repetitions):
         repetitions += _repeat(repeat, once, concurrent=concurrent)
         rounds += 1
-    return CaseResult(program, tuple(repetitions), time.perf_counter() - started, system_label(system))
+    return CaseResult(program, tuple(repetitions), time.perf_counter() - started,
+                      system_label(program.plugin, system))
 
 
-def system_label(system: ReferenceAPI) -> str:
-    """What a counterexample names as its system: "reference", or the spec `fencecheck.systems` resolves
-    (a module, or `known_bad.journal:<variant>`)."""
-    return "reference" if system == REFERENCE or system.module in (None, "reference") else system.module
+REFERENCE_LABEL = "reference"
 
 
-def resolve_system(label: str) -> ReferenceAPI:
-    """The system a counterexample names (see `system_label`)."""
-    return systems.resolve_system(None if label == "reference" else label)
+def system_label(plugin: SystemPlugin, system: Any = None) -> str:
+    """What a counterexample names as its implementation: "reference" (the plug-in's own, None included), or
+    the spec the plug-in resolves (`plugin.spec_of`: a module, `known_bad.<system>:<variant>`)."""
+    if system is None or system is plugin.reference:
+        return REFERENCE_LABEL
+    spec = plugin.spec_of(system)
+    return REFERENCE_LABEL if spec in (None, REFERENCE_LABEL, plugin.spec_of(plugin.reference)) else spec
+
+
+def resolve_system(plugin: SystemPlugin, label: str) -> Any:
+    """The implementation a counterexample names (see `system_label`)."""
+    return plugin.resolve(None if label == REFERENCE_LABEL else label)
 
 
 # --- counterexamples ---------------------------------------------------------------------------------
@@ -225,13 +232,22 @@ def counterexample_document(result: CaseResult) -> dict[str, Any]:
     return data
 
 
+def counterexample_name(result: CaseResult, digest: str) -> str:
+    """`parallel-<label>-<id>.json` for the journal's programs (as before other systems had any),
+    `parallel-<system>-<label>-<id>.json` for another system's: label is `reference` or the variant's name."""
+    label = result.system.rpartition(":")[2].replace(".", "-")
+    system = result.program.system
+    if system == V1_SYSTEM:
+        return f"parallel-{label}-{digest[:10]}.json"
+    return f"parallel-{system}-{label}-{digest[:10]}.json"
+
+
 def save_counterexample(result: CaseResult, directory: Path | str) -> Path:
-    """`<directory>/parallel-<system>-<shortid>.json` (the id is a digest of the program and system, so the
-    same shrunk program lands in the same file)."""
+    """`<directory>/<counterexample_name>` (the id is a digest of the program and system, so the same shrunk
+    program lands in the same file)."""
     data = counterexample_document(result)
     digest = hashlib.sha256(json.dumps([data["system"], data["program"]], sort_keys=True).encode()).hexdigest()
-    label = result.system.rpartition(":")[2].replace(".", "-")
-    path = Path(directory) / f"parallel-{label}-{digest[:10]}.json"
+    path = Path(directory) / counterexample_name(result, digest)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
@@ -242,24 +258,29 @@ def save_counterexample(result: CaseResult, directory: Path | str) -> Path:
 @attrs.frozen(eq=False)
 class SavedCounterexample:
     program: ParallelProgram
-    system: str
+    system: str  # the implementation: "reference" or its spec
     classification: str
     history: History | None
     data: dict[str, Any]
+
+    @property
+    def plugin(self) -> SystemPlugin:
+        return self.program.plugin
 
 
 def load_counterexample(path: Path | str) -> SavedCounterexample:
     data = json.loads(Path(path).read_text())
     if not isinstance(data, dict) or data.get("format") != COUNTEREXAMPLE_FORMAT:
         raise ValueError(f"{path}: not a parallel counterexample (format {COUNTEREXAMPLE_FORMAT!r})")
+    program = ParallelProgram.from_json(data["program"])
     history = History.from_json(data["history"]) if data.get("history") is not None else None
-    return SavedCounterexample(
-        ParallelProgram.from_json(data["program"]), data["system"], data["classification"], history, data
-    )
+    if history is not None and history.system != program.system:
+        raise ValueError(f"{path}: the history is the {history.system}'s, the program the {program.system}'s")
+    return SavedCounterexample(program, data["system"], data["classification"], history, data)
 
 
 def replay_parallel(
-    path: Path | str, db: Any, *, system: ReferenceAPI | None = None, budget: int = DEFAULT_BUDGET
+    path: Path | str, db: Any, *, system: Any = None, budget: int = DEFAULT_BUDGET
 ) -> Repetition:
     """Run a saved counterexample's program once more on `db` (a client for an EMPTY project), against the
     system the file names (or `system`); returns the repetition (`.passed`, `.status`, `.explain()`).
@@ -267,17 +288,17 @@ def replay_parallel(
     One run may pass where the saved one failed: a race is lost only under some interleavings. Replay a few
     times (each on its own empty project), or use `replay_parallel_case` with an emulator."""
     saved = load_counterexample(path)
-    return run_once(db, saved.program, system=system or resolve_system(saved.system), budget=budget)
+    implementation = resolve_system(saved.plugin, saved.system) if system is None else system
+    return run_once(db, saved.program, system=implementation, budget=budget)
 
 
 def replay_parallel_case(
-    path: Path | str, emulator: Any, *, repeat: int = DEFAULT_REPEAT, system: ReferenceAPI | None = None
+    path: Path | str, emulator: Any, *, repeat: int = DEFAULT_REPEAT, system: Any = None
 ) -> CaseResult:
     """Run a saved counterexample's program `repeat` times, each on a fresh project of `emulator`."""
     saved = load_counterexample(path)
-    return run_case(
-        ProjectSource(emulator, "replay"), saved.program, system=system or resolve_system(saved.system), repeat=repeat
-    )
+    implementation = resolve_system(saved.plugin, saved.system) if system is None else system
+    return run_case(ProjectSource(emulator, "replay"), saved.program, system=implementation, repeat=repeat)
 
 
 def recheck_parallel(path: Path | str, *, budget: int = DEFAULT_BUDGET) -> Verdict | None:
@@ -287,4 +308,4 @@ def recheck_parallel(path: Path | str, *, budget: int = DEFAULT_BUDGET) -> Verdi
     if saved.history is None:
         return None
     state, _results = saved.program.prefix_state()
-    return check(saved.history, initial_state=state, budget=budget)
+    return check(saved.history, plugin=saved.plugin, initial_state=state, budget=budget)

@@ -1,18 +1,18 @@
-"""Run one parallel program once, on one empty project, and judge it.
+"""Run one parallel program once, on one empty project, and judge it (any plug-in: the program names its system).
 
-1. prefix: every call goes through `fencecheck.lockstep.Lockstep` (the model's answer, the stored documents,
-   update times and audit chain checked after each call); a disagreement ends the repetition as a
-   `prefix` failure: a sequential bug, no race needed.
-2. branches: one thread per branch, released together by a `threading.Barrier`; each branch makes its calls
-   in order. A call is made the way the race harness makes it (`fencecheck.race`): a caller whose answer is
-   indefinite (`journal_unavailable`, a transport error, no answer) retries the whole call with the same op
-   up to `max_retries` times, a `commit_failure_first` call makes its first attempt on a
-   `CommitFailureClient`, and every attempt is recorded by one `Recorder`.
-3. read back each called key's documents, then the whole project, and judge: the linearizability checker
-   from the model state after the prefix, against the stored documents; plus the race harness's
-   structural invariants per key (`fencecheck.race.structural_problems`), clock reads, foreign exceptions,
-   hung branches and any document outside the called keys' (`fencecheck.race.project_problems`: a stray
-   write, or a prefix-only key's documents that are no longer the model's).
+1. prefix: every call goes through `fencecheck.lockstep.Lockstep` (the model's answer and the stored documents
+   checked after each call); a disagreement ends the repetition as a `prefix` failure: a sequential bug, no
+   race needed.
+2. branches: one thread per branch, released together by a `threading.Barrier`
+   (`fencecheck.race.release_together`); each branch makes its calls in order through `plugin.invoke`, with a
+   clock that reads the op's own clock reading. A caller whose answer is indefinite (the system's unavailable
+   code, a transport error, no answer) retries the whole call with the same op up to `max_retries` times; a
+   `commit_failure_first` call makes its first attempt on the spec's commit-failing client; every attempt is
+   recorded by one `Recorder`.
+3. read back the whole project, and judge: the linearizability checker from the model state after the prefix,
+   against the called partitions' stored documents; plus clock reads, foreign exceptions, hung branches,
+   documents outside every partition, and the system's own structural checks (`ParallelSpec.race_problems`:
+   the journal's per-key invariants and whole-project read-back, the lantern's INV-1..5).
 
 Why threads and a barrier, never sleeps: the barrier is the only synchronization; how the calls then
 interleave is up to the emulator, which is the point.
@@ -22,33 +22,58 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from fencecheck.contest import fresh_log
 from fencecheck.definite import contention_problem, contract_unavailable
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, read_project
-from fencecheck.history import History, Recorder
+from fencecheck.firestore_io import read_project
+from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder, classifier, observed_of
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
-from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
-from fencecheck.race import (
-    MAX_WHOLE_CALL_RETRIES,
-    Caller,
-    CallerRecord,
-    nested_paths,
-    project_problems,
-    release_together,
-    run_caller,
-    structural_problems,
-)
-from model.journal import JournalState
+from fencecheck.lockstep import Lockstep, LockstepMismatch, OnceClock
+from fencecheck.plugin import SystemPlugin
+from fencecheck.race import MAX_WHOLE_CALL_RETRIES, release_together
 
-from .program import ParallelProgram
+from .program import BranchCall, ParallelProgram
+from .strategy import spec_of
 
 OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN = "ok", "illegal", "unknown", "prefix", "broken"
 CONTENTION = "contention"
 REPETITION_STATUSES = (OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN, CONTENTION)
+
+
+@attrs.frozen
+class Attempt:
+    """One whole call as a branch made it: the op recorded (a commit-failing first attempt is marked), its
+    outcome, what the attempt log counted and how often it read its clock."""
+
+    op: Any
+    outcome: Outcome
+    attempts: int  # transaction attempts (the implementation's attempt log; 0 when it keeps none)
+    aborts: int
+    clock_reads: int
+    unexpected: str | None = None  # an exception that is not the system's contract error
+
+
+@attrs.frozen
+class CallerRecord:
+    """One branch call and its whole-call attempts (the last one's outcome is its answer)."""
+
+    call: BranchCall
+    attempts: tuple[Attempt, ...]
+
+    @property
+    def final(self) -> Outcome:
+        return self.attempts[-1].outcome if self.attempts else Indefinite("not_started")
+
+    @property
+    def definite(self) -> bool:
+        return self.final.definite
+
+    @property
+    def retries(self) -> int:
+        return max(0, len(self.attempts) - 1)
 
 
 @attrs.frozen(eq=False)
@@ -62,7 +87,7 @@ class Repetition:
 
     status: str
     project_id: str | None
-    initial_state: JournalState | None = None  # the model state after the prefix
+    initial_state: Any = None  # the model state after the prefix
     branches: tuple[tuple[CallerRecord, ...], ...] = ()
     history: History | None = None
     verdict: Verdict | None = None
@@ -90,28 +115,35 @@ class Repetition:
         return "\n".join(parts)
 
 
-def _run_branch(
-    recorder: Recorder,
-    system: ReferenceAPI,
-    db: Any,
-    failing: Any,
-    lane: str,
-    calls: tuple,
-    max_retries: int,
-) -> tuple[CallerRecord, ...]:
+def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Recorder, lane: str, op: Any) -> Attempt:
+    log = fresh_log(0, 0)
+    clock = OnceClock(plugin.clock_of(op))
+    unexpected = None
+    try:
+        value = recorder.call(lane, op, lambda: plugin.invoke(implementation, db, op, clock, log))
+        outcome: Outcome = Definite(observed_of(value))
+    except Exception as error:  # recorded already; classified the same way here to decide on a retry
+        outcome = classifier(plugin, implementation)(error)
+        if plugin.error_code(implementation, error) is None:
+            unexpected = f"{type(error).__name__}: {error}"[:500]
+    return Attempt(op, outcome, log.attempts, log.aborts, clock.reads, unexpected)
+
+
+def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, failing: Any, recorder: Recorder, lane: str,
+                calls: tuple[BranchCall, ...], max_retries: int) -> tuple[CallerRecord, ...]:
+    commit_failure = spec_of(plugin).commit_failure
     records = []
     for call in calls:
-        caller = Caller(lane, call.op, call.commit_failure_first)
-        records.append(run_caller(recorder, system, db, failing, caller, max_retries))
+        attempts: list[Attempt] = []
+        for number in range(1 + max_retries):
+            first_fails = number == 0 and call.commit_failure_first and commit_failure is not None
+            op = commit_failure.mark(call.op) if first_fails else call.op
+            attempt = _call_once(plugin, implementation, failing if first_fails else db, recorder, lane, op)
+            attempts.append(attempt)
+            if attempt.outcome.definite:
+                break
+        records.append(CallerRecord(call, tuple(attempts)))
     return tuple(records)
-
-
-def _key_problems(
-    key_hash: str, state: JournalState, before: Mapping[str, Stored], after: Mapping[str, Stored], nested
-) -> list[str]:
-    record = state.get(key_hash)
-    corrupt = record is not None and record.corrupt
-    return structural_problems(key_hash, before, after, nested_paths=nested, corrupt=corrupt)
 
 
 def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tuple[str, ...]) -> list[str]:
@@ -120,7 +152,7 @@ def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tup
         for record in records:
             for attempt in record.attempts:
                 if attempt.unexpected is not None:
-                    problems.append(f"{lane}: raised {attempt.unexpected} (only the journal error type may escape)")
+                    problems.append(f"{lane}: raised {attempt.unexpected} (only the system's error may escape)")
                 if attempt.attempts and attempt.clock_reads != 1:
                     problems.append(f"{lane}: the clock was read {attempt.clock_reads} times (once per call)")
     return problems
@@ -145,16 +177,20 @@ def run_once(
     db: Any,
     program: ParallelProgram,
     *,
-    system: ReferenceAPI = REFERENCE,
+    system: Any = None,
     project_id: str | None = None,
     max_retries: int = MAX_WHOLE_CALL_RETRIES,
     budget: int = DEFAULT_BUDGET,
     barrier_timeout: float = 120.0,
     join_timeout: float = 600.0,
 ) -> Repetition:
-    """Run `program` once on `db`, a client for an empty project that nobody else writes to."""
+    """Run `program` once on `db`, a client for an empty project that nobody else writes to, against `system`
+    (an implementation of the program's system; its plug-in's reference when None)."""
     started = time.perf_counter()
-    lockstep = Lockstep(db, system=system, epoch=program.epoch)
+    plugin = program.plugin
+    spec = spec_of(plugin)
+    implementation = plugin.reference if system is None else system
+    lockstep = Lockstep(db, plugin=plugin, system=implementation, epoch=program.epoch)
     try:
         lockstep.check_documents()
         for op in program.prefix:
@@ -163,16 +199,16 @@ def run_once(
         return Repetition(PREFIX, project_id, prefix_mismatch=str(mismatch), seconds=time.perf_counter() - started)
     initial = lockstep.state
     keys = program.keys()
-    before = {h: read_key(db, h) for h in keys}
+    before = spec.before_race(db, keys)
     failing = None
-    if any(call.commit_failure_first for branch in program.branches for call in branch):
-        failing = CommitFailureClient(db)
+    if spec.commit_failure is not None and any(c.commit_failure_first for b in program.branches for c in b):
+        failing = spec.commit_failure.client(db)
 
-    recorder = Recorder()
+    recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
     lanes = program.lanes
     records, hung_indices = release_together(
         [
-            functools.partial(_run_branch, recorder, system, db, failing, lane, branch, max_retries)
+            functools.partial(_run_branch, plugin, implementation, db, failing, recorder, lane, branch, max_retries)
             for lane, branch in zip(lanes, program.branches, strict=True)
         ],
         [f"parallel-{lane}" for lane in lanes],
@@ -182,25 +218,30 @@ def run_once(
     )
     hung = [lanes[i] for i in hung_indices]
 
-    after = {h: read_key(db, h) for h in keys}
-    nested = {h: nested_paths(db, h) for h in keys}
     project = read_project(db)
-    final = {h: {path: item.data for path, item in stored.items()} for h, stored in after.items()}
+    final: dict[str, dict[str, Any]] = {key: {} for key in keys}
+    strays = []
+    for path, item in sorted(project.items()):
+        key = plugin.partition_of_path(path)
+        if key is None:
+            strays.append(path)
+        elif key in final:
+            final[key][path] = item.data
     history = recorder.history(final)
     calls = history.calls
     finished = [c.completed_at for c in calls if c.completed_at is not None]
     race_seconds = (max(finished) - min(c.invoked_at for c in calls)) / 1e9 if finished else 0.0
 
     checking = time.perf_counter()
-    verdict = check(history, initial_state=initial, budget=budget)
+    verdict = check(history, plugin=plugin, initial_state=initial, final_documents=final, budget=budget)
     checker_seconds = time.perf_counter() - checking
 
     branches = tuple(records[i] or () for i in range(len(lanes)))
     problems = [f"{lane}: still running when the harness gave up" for lane in hung]
     problems += _harness_problems(branches, lanes)
-    for h in keys:
-        problems += _key_problems(h, initial, before[h], after[h], nested[h])
-    problems += project_problems(project, {h: {*after[h], *nested[h]} for h in keys}, initial)
+    if not spec.reports_strays:
+        problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
+    problems += spec.race_problems(db, initial, keys, before, project)
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
     excused = contract_unavailable(verdict, initial)
     last_ids = _last_call_ids(history, lanes, branches)

@@ -1,13 +1,16 @@
-"""Parallel programs, as data: a sequential prefix, then 2 to 4 branches of journal calls released together.
+"""Parallel programs, as data: a sequential prefix, then 2 to 4 branches of calls of one system released together.
 
 This is the shape of Erlang QuickCheck / PropEr `parallel_commands` and quickcheck-state-machine: the prefix
 runs one call at a time (each call checked against the model), then every branch runs its calls in order
-while the branches race each other. Every call carries its own clock reading (`op.now`), so a program
-replays exactly; a call marked `commit_failure_first` makes its first attempt on a client whose commit the
-emulator rejects (see `fencecheck.race.Caller`).
+while the branches race each other. Every call carries its own clock reading, so a program replays exactly;
+a call marked `commit_failure_first` makes its first attempt on a client whose commit the emulator rejects
+(only for a system whose `ParallelSpec` has a `CommitFailure`: the journal's).
 
-Pure: no I/O. `prefix_state` steps the model; `contested_keys` says which command keys the branches fight
-over (the strategy only generates programs that have one).
+A program names its system (`system`, a plug-in name: "journal", "lantern"); the plug-in is found through the
+registry (`fencecheck.plugins.plugin`) and gives the model, the partitions and the JSON form of its operations.
+
+Pure: no I/O. `prefix_state` steps the model; `contested_keys` says which partitions the branches fight over
+(a strategy only generates programs that have one).
 """
 
 from __future__ import annotations
@@ -18,20 +21,21 @@ from typing import Any
 
 import attrs
 
-from fencecheck.history_codec import datetime_from_json, datetime_to_json, op_from_json, op_to_json
-from model.journal import Acquire, Complete, Fail, JournalState, Register, Result, describe_op, step
+from fencecheck.history_codec import datetime_from_json, datetime_to_json
+from fencecheck.plugin import SystemPlugin
 
-JournalOp = Register | Acquire | Complete | Fail
-PROGRAM_FORMAT = "fencecheck.parallel-program/1"
+PROGRAM_FORMAT = "fencecheck.parallel-program/2"
+# Version 1 (before the lantern had parallel programs) named no system: every such program is the journal's,
+# its operations written inline (history_codec's journal form, which the journal's ops_from_json also reads).
+PROGRAM_FORMAT_V1 = "fencecheck.parallel-program/1"
+V1_SYSTEM = "journal"
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
-_JOURNAL_OPS = (Register, Acquire, Complete, Fail)
 
 
-def _journal_op(_instance: object, attribute: attrs.Attribute, value: object) -> None:
-    if not isinstance(value, _JOURNAL_OPS):
-        raise TypeError(f"{attribute.name} must be a journal call (register, acquire, complete, fail)")
-    if value.commit_fails:
-        raise ValueError("use commit_failure_first, not an op with commit_fails")
+def plugin_of(name: str) -> SystemPlugin:
+    from fencecheck.plugins import plugin  # the registry imports the plug-ins: found by name, on first use
+
+    return plugin(name)
 
 
 @attrs.frozen
@@ -39,11 +43,11 @@ class BranchCall:
     """One call of a branch. `commit_failure_first`: its first attempt's commit is rejected by the emulator
     (atomically), the whole-call retry runs on the plain client."""
 
-    op: JournalOp = attrs.field(validator=_journal_op)
+    op: Any
     commit_failure_first: bool = False
 
 
-def _ops(value: Iterable[JournalOp]) -> tuple[JournalOp, ...]:
+def _ops(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
@@ -69,19 +73,30 @@ class ProgramSize:
 
 @attrs.frozen
 class ParallelProgram:
-    prefix: tuple[JournalOp, ...] = attrs.field(converter=_ops)
+    prefix: tuple[Any, ...] = attrs.field(converter=_ops)
     branches: tuple[tuple[BranchCall, ...], ...] = attrs.field(converter=_branches)
     epoch: datetime = T0  # times in descriptions are shown relative to it
+    system: str = attrs.field(kw_only=True)  # the plug-in's name
 
     def __attrs_post_init__(self) -> None:
-        for op in self.prefix:
-            _journal_op(self, attrs.fields(ParallelProgram).prefix, op)
+        plugin = self.plugin  # an unknown system is an error here, not at run time
         if not self.branches or any(not branch for branch in self.branches):
             raise ValueError("a parallel program needs at least one branch, and no branch may be empty")
+        for op in self.prefix:
+            _check_op(plugin, op, "prefix")
+        commit_failures = plugin.parallel is not None and plugin.parallel().commit_failure is not None
         for branch in self.branches:
             for call in branch:
                 if not isinstance(call, BranchCall):
                     raise TypeError("branches hold BranchCall values")
+                _check_op(plugin, call.op, "branch")
+                if call.commit_failure_first and not commit_failures:
+                    raise ValueError(f"the {self.system} has no commit-failing client: commit_failure_first "
+                                     "is not available")
+
+    @property
+    def plugin(self) -> SystemPlugin:
+        return plugin_of(self.system)
 
     @property
     def lanes(self) -> tuple[str, ...]:
@@ -92,20 +107,23 @@ class ParallelProgram:
     def size(self) -> ProgramSize:
         return ProgramSize(len(self.branches), sum(len(b) for b in self.branches), len(self.prefix))
 
-    def prefix_state(self) -> tuple[JournalState, tuple[Result, ...]]:
+    def prefix_state(self) -> tuple[Any, tuple[Any, ...]]:
         """The model state after the prefix, and the model's answer to each prefix call."""
-        state = JournalState.empty()
+        plugin = self.plugin
+        state = plugin.initial_state()
         results = []
         for op in self.prefix:
-            state, result = step(state, op)
+            state, result = plugin.step(state, op)
             results.append(result)
         return state, tuple(results)
 
     def keys(self) -> tuple[str, ...]:
-        """Command key hashes the branches call, in order of first appearance."""
-        return tuple(dict.fromkeys(call.op.command.key_hash for branch in self.branches for call in branch))
+        """The partitions the branches call, in order of first appearance."""
+        partition_of = self.plugin.partition_of
+        return tuple(dict.fromkeys(partition_of(call.op) for branch in self.branches for call in branch))
 
     def describe(self) -> str:
+        describe_op = self.plugin.describe_op
         lines = ["prefix:" if self.prefix else "prefix: (none)"]
         lines += [f"  {i}. {describe_op(op, epoch=self.epoch)}" for i, op in enumerate(self.prefix, 1)]
         for lane, branch in zip(self.lanes, self.branches, strict=True):
@@ -118,52 +136,79 @@ class ParallelProgram:
     # --- JSON ---------------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
+        """The plug-in writes the operations (`ops_to_json`, prefix then branch calls in order): its header
+        keys (the journal's `commands` table) sit beside `prefix` and `branches`."""
+        calls = [call for branch in self.branches for call in branch]
+        header, entries = self.plugin.ops_to_json([*self.prefix, *(call.op for call in calls)])
+        written = iter(entries[len(self.prefix):])
         return {
             "format": PROGRAM_FORMAT,
+            "system": self.system,
             "epoch": datetime_to_json(self.epoch),
-            "prefix": [op_to_json(op) for op in self.prefix],
+            **header,
+            "prefix": entries[: len(self.prefix)],
             "branches": [
-                [{"op": op_to_json(call.op), "commitFailureFirst": call.commit_failure_first} for call in branch]
+                [{"op": next(written), "commitFailureFirst": call.commit_failure_first} for call in branch]
                 for branch in self.branches
             ],
         }
 
     @classmethod
     def from_json(cls, data: object) -> ParallelProgram:
-        if not isinstance(data, Mapping) or data.get("format") != PROGRAM_FORMAT:
-            raise ValueError(f"not a parallel program: expected format {PROGRAM_FORMAT!r}")
-        extra = sorted(set(data) - {"format", "epoch", "prefix", "branches"})
+        if not isinstance(data, Mapping) or data.get("format") not in (PROGRAM_FORMAT, PROGRAM_FORMAT_V1):
+            raise ValueError(f"not a parallel program: expected format {PROGRAM_FORMAT!r} (or the journal's "
+                             f"{PROGRAM_FORMAT_V1!r})")
+        if data["format"] == PROGRAM_FORMAT_V1:
+            system, known = V1_SYSTEM, {"format", "epoch", "prefix", "branches"}
+        else:
+            system = data.get("system")
+            if not isinstance(system, str):
+                raise ValueError("parallel program: system must name a plug-in")
+            known = {"format", "system", "epoch", "prefix", "branches", *plugin_of(system).history_header_keys}
+        plugin = plugin_of(system)
+        extra = sorted(set(data) - known)
         if extra:
             raise ValueError(f"parallel program: unknown keys {extra}")
         if not isinstance(data.get("prefix"), list) or not isinstance(data.get("branches"), list):
             raise ValueError("parallel program: prefix and branches must be JSON arrays")
-        branches = []
+        flags, entries, shape = [], list(data["prefix"]), []
         for raw in data["branches"]:
             if not isinstance(raw, list):
                 raise ValueError("parallel program: each branch must be a JSON array")
-            calls = []
+            shape.append(len(raw))
             for item in raw:
                 if not isinstance(item, Mapping) or set(item) != {"op", "commitFailureFirst"}:
                     raise ValueError('a branch call must be {"op": ..., "commitFailureFirst": bool}')
                 if not isinstance(item["commitFailureFirst"], bool):
                     raise ValueError("commitFailureFirst must be a boolean")
-                calls.append(BranchCall(op_from_json(item["op"]), item["commitFailureFirst"]))
-            branches.append(tuple(calls))
-        return cls(
-            tuple(op_from_json(op) for op in data["prefix"]),
-            tuple(branches),
-            datetime_from_json(data["epoch"]),
-        )
+                flags.append(item["commitFailureFirst"])
+                entries.append(item["op"])
+        ops = iter(plugin.ops_from_json(data, entries))
+        prefix = tuple(next(ops) for _ in data["prefix"])
+        calls = iter(BranchCall(op, flag) for op, flag in zip(ops, flags, strict=True))
+        branches = tuple(tuple(next(calls) for _ in range(n)) for n in shape)
+        return cls(prefix, branches, datetime_from_json(data["epoch"]), system=system)
 
 
-def contested_keys(program: ParallelProgram, state: JournalState | None = None) -> tuple[str, ...]:
-    """Keys that two or more branches call while at least one of those branches writes to it.
+def _check_op(plugin: SystemPlugin, op: Any, where: str) -> None:
+    try:
+        plugin.ops_to_json([op])  # the plug-in writes every one of its operations, and nothing else
+    except (TypeError, ValueError, AttributeError) as error:
+        raise TypeError(f"a {where} call must be a {plugin.name} call: {error}") from None
+    if plugin.is_fault(op):
+        raise TypeError(f"a {where} call must be a {plugin.name} call, not a fault")
+    if plugin.commit_fails(op):
+        raise ValueError("use commit_failure_first, not an op with commit_fails")
+
+
+def contested_keys(program: ParallelProgram, state: Any = None) -> tuple[str, ...]:
+    """Partitions that two or more branches call while at least one of those branches writes there.
 
     "Writes" is judged by running each branch alone from the state after the prefix (`state`, computed when
-    not given): a branch whose call on the key changes the model state there competes with every other
-    branch that reads or writes the key. A race between read-only calls proves little; this is what the
-    strategy insists on.
+    not given): a branch whose call changes the model state competes with every other branch that reads or
+    writes the partition. A race between read-only calls proves little; this is what the strategies insist on.
     """
+    plugin = program.plugin
     if state is None:
         state, _results = program.prefix_state()
     touched: dict[str, set[int]] = {}
@@ -171,10 +216,10 @@ def contested_keys(program: ParallelProgram, state: JournalState | None = None) 
     for index, branch in enumerate(program.branches):
         solo = state
         for call in branch:
-            h = call.op.command.key_hash
-            touched.setdefault(h, set()).add(index)
-            after, _result = step(solo, call.op)
-            if after is not solo:
-                writing.setdefault(h, set()).add(index)
+            key = plugin.partition_of(call.op)
+            touched.setdefault(key, set()).add(index)
+            after, _result = plugin.step(solo, call.op)
+            if after is not solo and after != solo:
+                writing.setdefault(key, set()).add(index)
             solo = after
-    return tuple(h for h, branches in touched.items() if len(branches) >= 2 and writing.get(h))
+    return tuple(key for key, branches in touched.items() if len(branches) >= 2 and writing.get(key))

@@ -35,7 +35,7 @@ from hypothesis.errors import Flaky
 from hypothesis.internal.conjecture import engine as conjecture_engine
 
 from fencecheck import hypothesis_profiles
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
+from fencecheck.plugin import SystemPlugin
 
 from .case import DEFAULT_REPEAT, CaseResult, ProjectSource, run_case, save_counterexample
 from .minimize import minimize
@@ -80,13 +80,13 @@ def budget_for(profile: str | None = None) -> Budget:
     return BUDGETS.get(profile or hypothesis_profiles.selected_name(), BUDGETS["ci"])
 
 
-def parallel_settings(profile: str | None = None, **overrides: Any) -> settings:
-    """The selected profile's settings with this suite's example budget; no deadline, no health checks (every
-    example is seconds of emulator time by design)."""
+def parallel_settings(profile: str | None = None, *, budget: Budget | None = None, **overrides: Any) -> settings:
+    """The selected profile's settings with this suite's example budget (`budget`'s, else the profile's); no
+    deadline, no health checks (every example is seconds of emulator time by design)."""
     name = profile or hypothesis_profiles.selected_name()
     base = settings.get_profile(name) if name in hypothesis_profiles.PROFILES else settings()
     values: dict[str, Any] = {
-        "max_examples": budget_for(name).examples,
+        "max_examples": (budget or budget_for(name)).examples,
         "deadline": None,
         "suppress_health_check": list(HealthCheck),
         # No explain phase (as in every project profile): it would replay the failing race hundreds of times.
@@ -153,18 +153,22 @@ class Outcome:
 def run_property(
     projects: ProjectSource,
     *,
-    system: ReferenceAPI = REFERENCE,
+    plugin: SystemPlugin,
+    system: Any = None,
     repeat: int = DEFAULT_REPEAT,
+    budget: Budget | None = None,
     run_settings: settings | None = None,
     shrink_seconds: float | None = None,
     minimize_seconds: float | None = None,
     counterexamples: Path | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
 ) -> Outcome:
-    """Run the parallel property against `system` under `run_settings` (default `parallel_settings()`);
-    never raises for a failing program (see `Outcome`); harness errors propagate."""
-    budget = budget_for()
-    run_settings = run_settings or parallel_settings()
+    """Run the parallel property of `plugin`'s system against `system` (an implementation of it; its reference
+    when None) under `run_settings` (default `parallel_settings()`), with `budget`'s sizes and shrinking times
+    (default `budget_for()`, the profile's); never raises for a failing program (see `Outcome`); harness errors
+    propagate."""
+    budget = budget or budget_for()
+    run_settings = run_settings or parallel_settings(budget=budget)
     seconds = budget.shrink_seconds if shrink_seconds is None else shrink_seconds
     minimizing = budget.minimize_seconds if minimize_seconds is None else minimize_seconds
     started = time.monotonic()
@@ -175,7 +179,7 @@ def run_property(
     first: dict[str, Any] = {}
 
     @run_settings
-    @given(programs(max_branches=budget.max_branches, max_concurrent_ops=budget.max_concurrent_ops))
+    @given(programs(plugin, max_branches=budget.max_branches, max_concurrent_ops=budget.max_concurrent_ops))
     def parallel_property(program):
         is_final = _is_final()
         result = run_case(projects, program, system=system, repeat=repeat, final=is_final)

@@ -213,6 +213,12 @@ def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Operati
     return [op_from_json(item, commands=commands) for item in raw]
 
 
+def _parallel_spec() -> Any:
+    from .journal_parallel import SPEC  # Hypothesis and the parallel engine load only for parallel programs
+
+    return SPEC
+
+
 JOURNAL = SystemPlugin(
     name="journal",
     initial_state=JournalState.empty,
@@ -247,4 +253,5 @@ JOURNAL = SystemPlugin(
     # fences only grow and terminal states absorb: see fencecheck.linearizability
     commutes_when_read_only=lambda _op: True,
     shorten=shorten,
+    parallel=_parallel_spec,
 )

@@ -34,10 +34,14 @@ VARIANT_STATUSES = ("caught", "survived", "timeout", "error")  # as model.KNOWN_
 PASSES = "passes"
 
 
+# Files written before the lantern had parallel programs name no plug-in: they are the journal's.
+EARLIER_PLUGIN = "journal"
+
+
 @attrs.frozen
 class ParallelRun:
-    """The parallel property run against one system (the reference): examples x repetitions, and the
-    shrunk failing case if there was one."""
+    """The parallel property run of one system (`plugin`: journal, lantern) against one implementation
+    (`system`: the reference): examples x repetitions, and the shrunk failing case if there was one."""
 
     name: str
     system: str
@@ -56,6 +60,7 @@ class ParallelRun:
     message: str | None = None
     contended_repetitions: int = 0  # too few definite answers to judge (fencecheck.definite): not a pass
     contention: str | None = None  # the first such repetition's message
+    plugin: str = EARLIER_PLUGIN  # the system's plug-in (its programs, model and checker)
 
     _json_derived: ClassVar = ("passed",)
 
@@ -66,7 +71,8 @@ class ParallelRun:
 
 @attrs.frozen
 class ParallelVariant:
-    """One concurrent known-bad variant (known_bad/journal/concurrent_variants.py) through the parallel suite."""
+    """One concurrent known-bad variant of one system (`plugin`: known_bad/journal/concurrent_variants.py,
+    known_bad/lantern/variants.py) through the parallel suite."""
 
     name: str
     rule: str
@@ -82,6 +88,7 @@ class ParallelVariant:
     counterexample: str | None = None
     failing_property: str | None = None
     warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.known_bad_verdict)
+    plugin: str = EARLIER_PLUGIN
 
     _json_derived: ClassVar = ("caught", "shrunk_steps")
 
@@ -112,6 +119,16 @@ class ParallelSection:
         counts = Counter(v.status for v in self.variants)
         return {status: counts.get(status, 0) for status in VARIANT_STATUSES}
 
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The plug-ins with a run or a variant, in name order."""
+        return tuple(sorted({r.plugin for r in self.runs} | {v.plugin for v in self.variants}))
+
+    def missing_runs(self, systems: Sequence[str]) -> list[str]:
+        """Of `systems`, those with no run against an implementation in this section."""
+        ran = {r.plugin for r in self.runs}
+        return [name for name in systems if name not in ran]
+
     def reasons(self) -> list[str]:
         out = [f"parallel {r.name}: {r.classification} ({r.failed_repetitions}/{r.case_repetitions} repetitions)"
                for r in self.runs if r.classification != PASSES]
@@ -124,13 +141,22 @@ class ParallelSection:
 
     def warnings(self) -> list[str]:
         out = [f"parallel known-bad {v.name}: {v.status}" for v in self.variants if v.status in ("timeout", "error")]
-        return out + [f"parallel known-bad {v.name}: {w}" for v in self.variants for w in v.warnings]
+        out += [f"parallel known-bad {v.name}: {w}" for v in self.variants for w in v.warnings]
+        return out + [f"parallel: no run of the {name}'s programs (not run)" for name in self.missing_runs(
+            _parallel_systems())]
 
     def counterexamples(self) -> list[tuple[str, str, str]]:
         """(kind, source, path) of every counterexample the section names."""
         found = [("parallel", r.name, r.counterexample) for r in self.runs if r.counterexample]
         found += [("parallel", v.name, v.counterexample) for v in self.variants if v.counterexample]
         return found
+
+
+def _parallel_systems() -> tuple[str, ...]:
+    """Every registered system that has parallel programs (its plug-in gives a `parallel` spec)."""
+    from fencecheck.plugins import SYSTEM_NAMES, plugin  # found by name through the registry
+
+    return tuple(name for name in SYSTEM_NAMES if plugin(name).parallel is not None)
 
 
 # --- writing and reading -----------------------------------------------------------------------------
@@ -186,12 +212,20 @@ def parallel_markdown(section: ParallelSection | None, code: Any, cut: Any) -> l
     """Lines for evidence.md (`code` and `cut` are render_markdown's helpers)."""
     if section is None:
         return ["**Parallel:** not run"]
-    examples = sum(r.examples for r in section.runs)
-    reps = sum(r.repetitions_run for r in section.runs)
-    failing = [f"{r.name} {r.classification}" for r in section.runs if not r.passed]
-    text = f"**Parallel:** {len(section.runs)} run(s), {examples} programs, {reps} repetitions"
-    text += "; failing: " + ", ".join(code(f) for f in cut(failing)) if failing else "; all linearizable"
-    lines = [text]
+    lines = []
+    for system in section.systems:
+        runs = [r for r in section.runs if r.plugin == system]
+        examples = sum(r.examples for r in runs)
+        reps = sum(r.repetitions_run for r in runs)
+        failing = [f"{r.name} {r.classification}" for r in runs if not r.passed]
+        text = f"**Parallel ({system}):** {len(runs)} run(s), {examples} programs, {reps} repetitions"
+        if not runs:
+            text = f"**Parallel ({system}):** no run"
+        elif failing:
+            text += "; failing: " + ", ".join(code(f) for f in cut(failing))
+        else:
+            text += "; all linearizable"
+        lines.append(text)
     if section.variants:
         breakdown = ", ".join(f"{n} {k}" for k, n in section.breakdown.items())
         line = f"**Concurrent known-bad:** {len(section.variants)} variants: {breakdown}"
@@ -223,10 +257,11 @@ def parallel_html(section: ParallelSection | None) -> Safe:
         return el("section", title, el("p", "Not run: no artifact files for this section.", class_="not-run"),
                   id="parallel")
     runs = _table(
-        ["run", "system", "result", "programs", "repetitions", "contested", "seconds", "shrunk", "counterexample"],
+        ["run", "system", "implementation", "result", "programs", "repetitions", "contested", "seconds", "shrunk",
+         "counterexample"],
         [
             el("tr", [el("td", c) for c in (
-                r.name, el("code", r.system), _badge("passed" if r.passed else "failed"), r.examples,
+                r.name, r.plugin, el("code", r.system), _badge("passed" if r.passed else "failed"), r.examples,
                 f"{r.repetitions_run} ({r.repetitions} per program)", r.contested_examples, _fmt(r.seconds),
                 "—" if r.passed else f"{r.classification}, {r.shrunk_branches} branches, {r.shrunk_ops} ops",
                 el("code", r.counterexample) if r.counterexample else "—",
@@ -235,11 +270,11 @@ def parallel_html(section: ParallelSection | None) -> Safe:
         ],
     )
     variants = _table(
-        ["variant", "rule", "status", "s to detection", "shrunk (branches / concurrent / prefix)", "repetitions failed",
-         "counterexample"],
+        ["variant", "system", "rule", "status", "s to detection", "shrunk (branches / concurrent / prefix)",
+         "repetitions failed", "counterexample"],
         [
             el("tr", [el("td", c) for c in (
-                el("span", v.name, class_="nowrap"), el("code", v.rule), _badge(v.status),
+                el("span", v.name, class_="nowrap"), v.plugin, el("code", v.rule), _badge(v.status),
                 _fmt(v.seconds_to_detection),
                 "—" if v.shrunk_branches is None else
                 f"{v.shrunk_branches} / {v.shrunk_concurrent_ops} / {v.shrunk_prefix_ops}",

@@ -4,6 +4,7 @@ the path; a parallel run whose branch calls mostly got no definite answer is jud
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +27,8 @@ X = CommandRef("test", "firebase_uid", "uid-alice", "00000001-c0de-4000-8000-000
                "create_checkout_session", 1, '{"quantity":1}')
 HOLDERS = ("0000000a-1ea5-4000-a000-000000000000", "0000000b-1ea5-4000-a000-000000000000")
 STRAY = "strays/x"
+
+JournalProgram = functools.partial(ParallelProgram, system="journal")
 
 
 def _acquire_then(extra) -> ReferenceAPI:
@@ -55,7 +58,7 @@ def _two_way_race():
 
 def _program() -> ParallelProgram:
     at = T0 + timedelta(seconds=5)
-    return ParallelProgram((Register(X, T0),), tuple((BranchCall(Acquire(X, holder, at)),) for holder in HOLDERS))
+    return JournalProgram((Register(X, T0),), tuple((BranchCall(Acquire(X, holder, at)),) for holder in HOLDERS))
 
 
 def test_a_write_outside_the_raced_key_fails_the_journal_race(firestore_db):

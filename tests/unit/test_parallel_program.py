@@ -9,13 +9,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from fencecheck.errors import SystemNotFoundError
 from fencecheck.history import Call, Definite, History
+from fencecheck.history_codec import datetime_to_json, op_to_json
 from fencecheck.linearizability import check
 from fencecheck.lockstep import REFERENCE
 from fencecheck.parallel import (
@@ -29,17 +32,19 @@ from fencecheck.parallel import (
     Repetition,
     contested_keys,
     load_counterexample,
-    programs,
     recheck_parallel,
     save_counterexample,
 )
 from fencecheck.parallel.case import resolve_system, system_label
 from fencecheck.parallel.minimize import MIN_BRANCHES, candidates, minimize
 from fencecheck.parallel.program import T0
-from fencecheck.parallel.strategy import HOLDERS, command
+from fencecheck.plugins import plugin
+from fencecheck.plugins.journal_parallel import HOLDERS, command, programs
 from known_bad.journal import CONCURRENT_VARIANTS
 from model.journal import Acquire, Complete, Fail, Register, documents_for, step
 
+JournalProgram = functools.partial(ParallelProgram, system="journal")
+JOURNAL = plugin("journal")
 KEY = command(0)
 A, B, C = HOLDERS
 
@@ -53,7 +58,7 @@ def calls(*ops, first_commit_fails=()) -> tuple[BranchCall, ...]:
 
 
 REGISTERED = (Register(KEY, at(0)),)
-FIRST_LEASE_RACE = ParallelProgram(REGISTERED, (calls(Acquire(KEY, A, at(1))), calls(Acquire(KEY, B, at(1)))))
+FIRST_LEASE_RACE = JournalProgram(REGISTERED, (calls(Acquire(KEY, A, at(1))), calls(Acquire(KEY, B, at(1)))))
 
 
 # --- the program ----------------------------------------------------------------------------------------------
@@ -86,13 +91,32 @@ def test_malformed_programs_are_refused(mutate, message):
 
 def test_calls_are_journal_calls_without_commit_fails():
     with pytest.raises(ValueError, match="commit_failure_first"):
-        BranchCall(Acquire(KEY, A, at(1), commit_fails=True))
+        JournalProgram((), (calls(Acquire(KEY, A, at(1), commit_fails=True)), calls(Acquire(KEY, B, at(1)))))
     with pytest.raises(TypeError, match="journal call"):
-        BranchCall("acquire")  # type: ignore[arg-type]
+        JournalProgram((), (calls("acquire"), calls(Acquire(KEY, B, at(1)))))
+    with pytest.raises(TypeError, match="journal call"):
+        JournalProgram(("register",), (calls(Acquire(KEY, A, at(1))), calls(Acquire(KEY, B, at(1)))))
+
+
+def test_a_program_names_a_known_system():
+    with pytest.raises(SystemNotFoundError, match="no system called"):
+        ParallelProgram((), (calls(Acquire(KEY, A, at(1))), calls(Acquire(KEY, B, at(1)))), system="nothing")
+
+
+def test_a_version_1_program_is_the_journal_s():
+    # Written before programs named their system: operations inline, no commands table.
+    v1 = {"format": "fencecheck.parallel-program/1", "epoch": datetime_to_json(T0),
+          "prefix": [op_to_json(op) for op in FIRST_LEASE_RACE.prefix],
+          "branches": [[{"op": op_to_json(c.op), "commitFailureFirst": c.commit_failure_first} for c in b]
+                       for b in FIRST_LEASE_RACE.branches]}
+    assert ParallelProgram.from_json(v1) == FIRST_LEASE_RACE
+    written = FIRST_LEASE_RACE.to_json()
+    assert written["format"] == "fencecheck.parallel-program/2" and written["system"] == "journal"
+    assert "commands" in written and ParallelProgram.from_json(written) == FIRST_LEASE_RACE
 
 
 def test_lanes_size_keys_and_description():
-    program = ParallelProgram(
+    program = JournalProgram(
         REGISTERED, (calls(Acquire(KEY, A, at(1)), Complete(KEY, A, 1, "0" * 64, at(2))), calls(Fail(KEY, B, 1, at(2))))
     )
     assert program.lanes == ("b1", "b2")
@@ -107,21 +131,21 @@ def test_a_key_is_contested_when_two_branches_call_it_and_one_writes():
     assert contested_keys(FIRST_LEASE_RACE) == (KEY.key_hash,)
     other = command(1)
     # Two branches, but on different keys: no contest.
-    apart = ParallelProgram(REGISTERED + (Register(other, at(0)),),
+    apart = JournalProgram(REGISTERED + (Register(other, at(0)),),
                             (calls(Acquire(KEY, A, at(1))), calls(Acquire(other, B, at(1)))))
     assert contested_keys(apart) == ()
     # Both read-only (the key is not registered: every call answers command_not_registered).
-    reads = ParallelProgram((), (calls(Acquire(KEY, A, at(1))), calls(Fail(KEY, B, 1, at(1)))))
+    reads = JournalProgram((), (calls(Acquire(KEY, A, at(1))), calls(Fail(KEY, B, 1, at(1)))))
     assert contested_keys(reads) == ()
     # One branch writes only after its own first call: its second call counts.
-    later = ParallelProgram((), (calls(Register(KEY, at(0)), Acquire(KEY, A, at(1))), calls(Fail(KEY, B, 1, at(1)))))
+    later = JournalProgram((), (calls(Register(KEY, at(0)), Acquire(KEY, A, at(1))), calls(Fail(KEY, B, 1, at(1)))))
     assert contested_keys(later) == (KEY.key_hash,)
 
 
 # --- the second shrinking stage -----------------------------------------------------------------------------
 
 
-BIG = ParallelProgram(
+BIG = JournalProgram(
     (Register(KEY, at(0)), Register(command(1), at(0)), Acquire(KEY, C, at(0.5))),
     (
         calls(Register(command(1), at(1)), Acquire(KEY, A, at(100)), first_commit_fails=(1,)),
@@ -144,7 +168,7 @@ def test_candidates_are_smaller_and_keep_the_parallel_shape():
     for candidate in found:
         assert candidate.size.ops < BIG.size.ops or flags(candidate) < flags(BIG)
         assert candidate.size.branches >= MIN_BRANCHES and all(candidate.branches)
-    two = ParallelProgram((), (calls(Acquire(KEY, A, at(1))), calls(Acquire(KEY, B, at(1)))))
+    two = JournalProgram((), (calls(Acquire(KEY, A, at(1))), calls(Acquire(KEY, B, at(1)))))
     assert list(candidates(two)) == []
 
 
@@ -240,8 +264,9 @@ def test_other_files_are_not_counterexamples(tmp_path):
 
 
 def test_systems_are_named_and_resolved():
-    assert system_label(REFERENCE) == "reference" and resolve_system("reference") == REFERENCE
+    assert system_label(JOURNAL, REFERENCE) == "reference" and resolve_system(JOURNAL, "reference") == REFERENCE
+    assert system_label(JOURNAL) == "reference"
     v = CONCURRENT_VARIANTS[0]
-    label = system_label(v.build())
+    label = system_label(JOURNAL, v.build())
     assert label == f"known_bad.journal:{v.name}"
-    assert resolve_system(label) == v.build()
+    assert resolve_system(JOURNAL, label) == v.build()

@@ -23,7 +23,10 @@ from fencecheck.parallel import (
     parallel_settings,
 )
 from fencecheck.parallel import property as parallel_property
+from fencecheck.plugins import plugin
 from model.journal import Acquire, step
+
+JOURNAL = plugin("journal")
 
 
 def racing_acquires(program: ParallelProgram) -> bool:
@@ -56,7 +59,8 @@ SETTINGS = parallel_settings("ci", max_examples=300, database=None, derandomize=
 def test_an_always_failing_race_is_shrunk_classified_and_saved(monkeypatch, tmp_path):
     monkeypatch.setattr(parallel_property, "run_case", stand_in(1.0))
     outcome = parallel_property.run_property(
-        None, repeat=3, run_settings=SETTINGS, shrink_seconds=20, minimize_seconds=5, counterexamples=tmp_path
+        None, plugin=JOURNAL,
+        repeat=3, run_settings=SETTINGS, shrink_seconds=20, minimize_seconds=5, counterexamples=tmp_path
     )
     assert outcome.failed and not outcome.flaky and outcome.error is not None
     case = outcome.case
@@ -71,7 +75,8 @@ def test_an_always_failing_race_is_shrunk_classified_and_saved(monkeypatch, tmp_
 def test_a_race_lost_only_sometimes_is_reported_not_raised(monkeypatch, tmp_path, seed):
     monkeypatch.setattr(parallel_property, "run_case", stand_in(0.15, seed))
     outcome = parallel_property.run_property(
-        None, repeat=2, run_settings=SETTINGS, shrink_seconds=10, minimize_seconds=2, counterexamples=tmp_path
+        None, plugin=JOURNAL,
+        repeat=2, run_settings=SETTINGS, shrink_seconds=10, minimize_seconds=2, counterexamples=tmp_path
     )
     assert outcome.failed, "the stand-in loses the race in 15 % of repetitions: 300 programs must find it"
     assert outcome.case.failed and racing_acquires(outcome.case.program)
@@ -83,7 +88,8 @@ def test_a_race_lost_only_sometimes_is_reported_not_raised(monkeypatch, tmp_path
 def test_a_passing_property_runs_its_examples(monkeypatch, tmp_path):
     monkeypatch.setattr(parallel_property, "run_case", stand_in(0.0))
     outcome = parallel_property.run_property(
-        None, repeat=2, run_settings=parallel_settings("ci", max_examples=25, database=None, derandomize=True),
+        None, plugin=JOURNAL,
+        repeat=2, run_settings=parallel_settings("ci", max_examples=25, database=None, derandomize=True),
         counterexamples=tmp_path,
     )
     assert not outcome.failed and outcome.case is None and outcome.counterexample is None

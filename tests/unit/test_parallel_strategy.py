@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, find, given, settings
 from fencecheck.history import Call, Definite, History, Indefinite
 from fencecheck.hypothesis_profiles import _PHASES as PHASES
 from fencecheck.linearizability import check
-from fencecheck.parallel import ParallelProgram, contested_keys, programs
+from fencecheck.parallel import ParallelProgram, contested_keys
 from fencecheck.parallel.program import T0
-from fencecheck.parallel.strategy import (
+from fencecheck.plugins.journal_parallel import (
     HOLDERS,
     LEASE,
     MAX_BRANCHES,
@@ -31,6 +31,7 @@ from fencecheck.parallel.strategy import (
     command,
     fences,
     live_holders,
+    programs,
     readings,
 )
 from model.journal import Acquire, Complete, Fail, JournalState, Register, documents_for, step

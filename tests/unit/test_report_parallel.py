@@ -20,6 +20,10 @@ from fencecheck.report.parallel import (
 from tests.unit.report_support import copy_fixture, passing_run
 
 PASSING = ParallelRun("reference", "reference", "ci", 10, 5, 50, 10, 27.5)
+LANTERN_PASSING = ParallelRun("lantern-reference", "reference", "ci", 4, 5, 20, 4, 60.6, plugin="lantern")
+LANTERN_CAUGHT = ParallelVariant("finding_5_read_then_write_extinguish", "extinguish.ended:concurrent", "caught",
+                                 3.1, 1, "fails always", 5, 5, 2, 2, 2,
+                                 "counterexamples/parallel-lantern-finding_5-1.json", "p::t[f5]", plugin="lantern")
 FAILING = attrs.evolve(PASSING, classification="fails sometimes", failed_repetitions=2, case_repetitions=5,
                        shrunk_branches=2, shrunk_ops=3, counterexample="counterexamples/parallel-reference-1.json",
                        message="illegal")
@@ -78,7 +82,7 @@ def test_an_unreadable_file_is_an_artifact_error(tmp_path):
 def test_markdown_and_html_show_the_section(tmp_path):
     run = _run(tmp_path, runs=(FAILING,))
     text = render_markdown(run)
-    assert "**Parallel:** 1 run(s), 10 programs, 50 repetitions; failing: `reference fails sometimes`" in text
+    assert "**Parallel (journal):** 1 run(s), 10 programs, 50 repetitions; failing: `reference fails sometimes`" in text
     assert "**Concurrent known-bad:** 1 variants: 1 caught, 0 survived, 0 timeout, 0 error" in text
     page = render_html(run)
     assert 'id="parallel"' in page and 'href="#parallel"' in page
@@ -103,3 +107,48 @@ def test_a_contended_reference_run_fails_the_verdict_for_contention(tmp_path):
         "parallel reference: contention: 2 repetition(s) had fewer than 90% definite answers; this is not a "
         "contract verdict",
     )
+
+
+# --- both systems ------------------------------------------------------------------------------------------
+
+
+def test_each_system_s_runs_and_variants_are_collected_and_shown(tmp_path):
+    run = _run(tmp_path, runs=(PASSING, LANTERN_PASSING), variants=(CAUGHT, LANTERN_CAUGHT))
+    section = run.parallel
+    assert section.systems == ("journal", "lantern")
+    assert [(r.name, r.plugin) for r in section.runs] == [("lantern-reference", "lantern"), ("reference", "journal")]
+    data = json.loads(json.dumps(run.to_json()))
+    assert [(r["name"], r["plugin"]) for r in data["parallel"]["runs"]] == [
+        ("lantern-reference", "lantern"), ("reference", "journal")]
+    assert {v["name"]: v["plugin"] for v in data["parallel"]["variants"]}[LANTERN_CAUGHT.name] == "lantern"
+    assert Run.from_json(data) == run
+    verdict = judge(run)
+    assert verdict.status == "pass" and not [w for w in verdict.warnings if w.startswith("parallel")]
+    text = render_markdown(run)
+    assert "**Parallel (journal):** 1 run(s), 10 programs, 50 repetitions; all linearizable" in text
+    assert "**Parallel (lantern):** 1 run(s), 4 programs, 20 repetitions; all linearizable" in text
+    assert "**Concurrent known-bad:** 2 variants: 2 caught" in text
+    page = render_html(run)
+    assert "lantern-reference" in page and LANTERN_CAUGHT.name in page and "parallel-lantern-finding_5-1.json" in page
+    assert ("parallel", LANTERN_CAUGHT.name, LANTERN_CAUGHT.counterexample) in [
+        (c.kind, c.source, c.path) for c in run.counterexamples]
+
+
+def test_a_failing_lantern_run_fails_the_verdict(tmp_path):
+    failing = attrs.evolve(LANTERN_PASSING, classification="fails always", failed_repetitions=5, case_repetitions=5)
+    verdict = judge(_run(tmp_path, runs=(PASSING, failing)))
+    assert verdict.status == "fail" and "parallel lantern-reference: fails always (5/5 repetitions)" in verdict.reasons
+
+
+def test_files_written_before_systems_were_named_are_the_journal_s(tmp_path):
+    artifacts = copy_fixture(tmp_path)
+    path = write_parallel_run(artifacts, PASSING)
+    data = json.loads(path.read_text())
+    del data["plugin"]
+    path.write_text(json.dumps(data))
+    variant = write_parallel_variant(artifacts, CAUGHT)
+    data = json.loads(variant.read_text())
+    del data["plugin"]
+    variant.write_text(json.dumps(data))
+    section = collect(artifacts).parallel
+    assert section.runs == (PASSING,) and section.variants == (CAUGHT,) and section.systems == ("journal",)
