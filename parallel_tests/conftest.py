@@ -1,5 +1,6 @@
-"""Parallel suite options and fixtures (fencecheck.parallel: a sequential prefix, then 2-4 branches of journal
-calls released together, judged by the linearizability checker against the model).
+"""Parallel suite options and fixtures (fencecheck.parallel: a sequential prefix, then 2-4 branches of calls
+released together, judged by the linearizability checker against the model), for the journal
+(test_parallel_*.py) and the lantern (test_lantern_parallel_*.py).
 
     .venv/bin/python -m pytest parallel_tests -n 2                            # ci budget, 5 repetitions
     .venv/bin/python -m pytest parallel_tests -n 2 --parallel-repeat 10       # every program 10 times
@@ -7,7 +8,8 @@ calls released together, judged by the linearizability checker against the model
     .venv/bin/python -m pytest parallel_tests --hypothesis-profile=thorough   # many more programs
 
 Every program runs R times (`--parallel-repeat`, else $FENCECHECK_PARALLEL_REPEAT, else 5), each repetition
-on a fresh emulator project. Examples and shrinking time per profile: `fencecheck.parallel.BUDGETS`.
+on a fresh emulator project. Examples and shrinking time per profile: `fencecheck.parallel.BUDGETS` for the
+journal, `LANTERN_BUDGETS` below for the lantern.
 Results go to artifacts/parallel/ (the evidence report's "parallel" section), shrunk failing programs to
 counterexamples/parallel-<system>-<id>.json (replay: `fencecheck.parallel.replay_parallel(path, db)`).
 
@@ -25,7 +27,7 @@ import pytest
 from fencecheck import hypothesis_profiles
 from fencecheck.errors import FencecheckError
 from fencecheck.lockstep import ReferenceAPI
-from fencecheck.parallel import DEFAULT_REPEAT, ProjectSource, budget_for
+from fencecheck.parallel import DEFAULT_REPEAT, Budget, ProjectSource, budget_for
 from fencecheck.pytest_plugin import count_option
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
 from fencecheck.systems import ENV_SYSTEM, configured_system, reference_run
@@ -33,6 +35,25 @@ from known_bad.journal import CONCURRENT_VARIANTS
 
 ENV_REPEAT = "FENCECHECK_PARALLEL_REPEAT"
 REFERENCE_RUN = "reference"  # the name of the reference run's artifact (parallel/reference.json)
+LANTERN_REFERENCE_RUN = "lantern-reference"  # the lantern's (parallel/lantern-reference.json)
+# The lantern's concurrent known-bad variants the parallel suite must catch (known_bad/lantern/variants.py).
+# Not finding_3_venue_in_read_set: what it breaks is B1's promise that lights at one venue never abort, a cost
+# the checker does not judge (every history it makes is linearizable); race_tests' 24-way contest catches it.
+LANTERN_VARIANTS = ("finding_5_read_then_write_extinguish", "rejected_a3_auto_extinguish_batch")
+# The lantern's budgets: a few programs in ci (its CI share is small), up to 3 branches and 5 racing calls; its
+# one partition (the whole project) makes every call of a program one search for the checker.
+LANTERN_BUDGETS = {
+    "ci": Budget(examples=4, known_bad_examples=40, shrink_seconds=15, minimize_seconds=20, max_branches=3,
+                 max_concurrent_ops=5),
+    "gate": Budget(examples=4, known_bad_examples=40, shrink_seconds=15, minimize_seconds=20, max_branches=3,
+                   max_concurrent_ops=5),
+    "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
+                       max_concurrent_ops=8),
+}
+
+
+def lantern_budget(profile: str | None = None) -> Budget:
+    return LANTERN_BUDGETS.get(profile or hypothesis_profiles.selected_name(), LANTERN_BUDGETS["ci"])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,15 +92,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # the reference run's file only when this run is about the reference.
     directory = artifacts_dir(config) / PARALLEL_DIR
     stale = [directory / KNOWN_BAD_SUBDIR / f"{v.name}.json" for v in CONCURRENT_VARIANTS]
-    for path in [directory / f"{REFERENCE_RUN}.json"] * reference + stale:
+    stale += [directory / KNOWN_BAD_SUBDIR / f"{name}.json" for name in LANTERN_VARIANTS]
+    lantern_reference = reference_run(system="lantern")
+    runs = [directory / f"{REFERENCE_RUN}.json"] * reference + [directory / f"{LANTERN_REFERENCE_RUN}.json"] * (
+        lantern_reference)
+    for path in runs + stale:
         path.unlink(missing_ok=True)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     profile = hypothesis_profiles.selected_name()
     budget = budget_for(profile)
-    return (f"parallel suite: profile {profile}, {budget.examples} programs x {parallel_repeat(config)} "
-            f"repetitions against the reference")
+    return (f"parallel suite: profile {profile}, {budget.examples} journal and {lantern_budget(profile).examples} "
+            f"lantern programs x {parallel_repeat(config)} repetitions")
 
 
 @pytest.fixture(scope="session")

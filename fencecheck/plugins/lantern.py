@@ -191,6 +191,12 @@ def _clock_of(op: Any) -> datetime | None:
     return op.now if isinstance(op, Light | ScheduledLight | Extinguish | ReadActive) else None
 
 
+def _parallel_spec() -> Any:
+    from .lantern_parallel import SPEC  # Hypothesis and the parallel engine load only for parallel programs
+
+    return SPEC
+
+
 LANTERN = SystemPlugin(
     name="lantern",
     initial_state=LanternState.empty,
@@ -227,4 +233,5 @@ LANTERN = SystemPlugin(
     # Not a read of the active lanterns: one that retires nothing now can retire, with the same answer, a
     # lantern lit earlier in time by a call placed before it.
     commutes_when_read_only=lambda op: not isinstance(op, ReadActive),
+    parallel=_parallel_spec,
 )

@@ -140,6 +140,13 @@ def test_a_failing_lantern_run_fails_the_verdict(tmp_path):
     assert verdict.status == "fail" and "parallel lantern-reference: fails always (5/5 repetitions)" in verdict.reasons
 
 
+def test_a_system_without_a_run_is_a_warning(tmp_path):
+    verdict = judge(_run(tmp_path, runs=(PASSING,)))
+    assert verdict.status == "pass" and "parallel: no run of the lantern's programs (not run)" in verdict.warnings
+    assert "**Parallel (lantern):** no run" in render_markdown(_run(tmp_path / "v", runs=(PASSING,),
+                                                                       variants=(LANTERN_CAUGHT,)))
+
+
 def test_files_written_before_systems_were_named_are_the_journal_s(tmp_path):
     artifacts = copy_fixture(tmp_path)
     path = write_parallel_run(artifacts, PASSING)
