@@ -51,7 +51,7 @@ SUITES = (
 KNOWN_BAD_CATALOGUES = {
     "stateful": ("stateful_tests/test_known_bad.py", "stateful_tests/test_lantern_machine_known_bad.py"),
     "races": ("race_tests/test_lantern_race_known_bad.py",),
-    "parallel": ("parallel_tests/test_parallel_known_bad.py",),
+    "parallel": ("parallel_tests/test_parallel_known_bad.py", "parallel_tests/test_lantern_parallel_known_bad.py"),
 }
 # Each system's catalogue of known-bad variants: the module and the attributes listing its variants.
 KNOWN_BAD_PACKAGES = {"journal": ("VARIANTS", "CONCURRENT_VARIANTS"), "lantern": ("VARIANTS",)}
