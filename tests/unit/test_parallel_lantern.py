@@ -6,20 +6,22 @@ engine taking the lantern plug-in):
   read after its expiry racing her extinguish or another read (A3); the simplest program is the first;
 - a lantern counterexample is named and saved as the lantern's, loads back, and `fencecheck replay` prepares
   it against the lantern's reference (another system's `--system` is a usage error);
-- a saved history of another system than its program's is refused.
+- a saved history of another system than its program's is refused; `fencecheck check` reads a lantern file.
 """
 
 from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 
-from fencecheck import replay
+from fencecheck import check_command, replay
 from fencecheck.errors import UsageError
-from fencecheck.history import History
+from fencecheck.history import History, Planned, simulate
 from fencecheck.hypothesis_profiles import _PHASES as PHASES
+from fencecheck.linearizability import check
 from fencecheck.parallel import CaseResult, ParallelProgram, Repetition, contested_keys, programs
 from fencecheck.parallel.case import load_counterexample, save_counterexample
 from fencecheck.plugins import plugin
@@ -107,3 +109,18 @@ def test_a_history_of_another_system_than_the_program_s_is_refused(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="the history is the journal's, the program the lantern's"):
         load_counterexample(path)
+
+
+def test_fencecheck_check_judges_a_lantern_parallel_counterexample(tmp_path):
+    # A serial run of the simplest program (b1's extinguish, then b2's), simulated by the model: linearizable.
+    case = _case()
+    program = case.program
+    state, _results = program.prefix_state()
+    planned = [Planned(lane, branch[0].op, 2 * i, 2 * i + 1, 2 * i) for i, (lane, branch) in
+               enumerate(zip(program.lanes, program.branches, strict=True))]
+    history, _state = simulate(planned, plugin=LANTERN, initial_state=state)
+    failing = attrs.evolve(case, repetitions=(Repetition("illegal", "demo-x", history=history),))
+    path = save_counterexample(failing, tmp_path)
+    saved = check_command.load(path)
+    assert saved.kind == "parallel" and saved.plugin is LANTERN and saved.initial_state == state
+    assert check(saved.history, plugin=LANTERN, initial_state=saved.initial_state).status == "ok"
