@@ -40,12 +40,13 @@ LANTERN_REFERENCE_RUN = "lantern-reference"  # the lantern's (parallel/lantern-r
 # Not finding_3_venue_in_read_set: what it breaks is B1's promise that lights at one venue never abort, a cost
 # the checker does not judge (every history it makes is linearizable); race_tests' 24-way contest catches it.
 LANTERN_VARIANTS = ("finding_5_read_then_write_extinguish", "rejected_a3_auto_extinguish_batch")
-# The lantern's budgets: a few programs in ci (its CI share is small), up to 3 branches and 5 racing calls; its
-# one partition (the whole project) makes every call of a program one search for the checker.
+# The lantern's budgets: a few programs in ci (its CI share is small: a repetition takes ~6 s on an idle machine,
+# most of it the emulator's lock waits and the prefix's whole-project read-backs), up to 3 branches and 5 racing
+# calls; its one partition (the whole project) makes every call of a program one search for the checker.
 LANTERN_BUDGETS = {
-    "ci": Budget(examples=4, known_bad_examples=40, shrink_seconds=15, minimize_seconds=20, max_branches=3,
+    "ci": Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
                  max_concurrent_ops=5),
-    "gate": Budget(examples=4, known_bad_examples=40, shrink_seconds=15, minimize_seconds=20, max_branches=3,
+    "gate": Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
                    max_concurrent_ops=5),
     "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
                        max_concurrent_ops=8),

@@ -10,7 +10,8 @@ What makes the calls compete (the seed's races, race_tests/lantern_scenarios.py,
   it twice), a light of a new lantern (a relight after expiry retires the old one), or any of those by any
   user;
 - clock readings at the boundaries: while the lanterns are active, 1 us before alice's lantern's expiry, at it
-  exactly (`now < expiresAt` is active, equality expired), a second after it;
+  exactly (`now < expiresAt` is active, equality expired), a second after it; a read's simplest readings are
+  the expired ones (a read that retires nothing writes nothing);
 - swarm testing (as the journal's): each program draws its calls' intents from one subset, so some programs
   are all extinguishes or all reads and extinguishes, and concentrate one contest a mix would dilute.
 
@@ -88,6 +89,12 @@ def readings(state: LanternState, clock: datetime) -> tuple[datetime, ...]:
     return (clock + ACTIVE_FOR, expiry + SECOND, expiry, expiry - US)
 
 
+def retiring_readings(state: LanternState, clock: datetime) -> tuple[datetime, ...]:
+    """`readings` with the expired ones first: what a read of the active lanterns races with is its retiring."""
+    found = readings(state, clock)
+    return (*found[1:3], found[0], found[3])
+
+
 def _pick(options: tuple, index: int):
     return options[index % len(options)]
 
@@ -97,10 +104,11 @@ def lantern_calls(draw: st.DrawFn, state: LanternState, clock: datetime, intents
     """One call against `state`, with an intent from `intents` (see the module docstring)."""
     intent = _pick(intents, draw(st.integers(0, len(INTENTS) - 1)))
     user = USERS[draw(st.integers(0, len(USERS) - 1))]
-    now = _pick(readings(state, clock), draw(st.integers(0, 3)))
+    reading = draw(st.integers(0, 3))
+    now = _pick(readings(state, clock), reading)
     venue, n = ("bar", "club")[draw(st.integers(0, 1))], draw(st.integers(1, 2))
-    if intent == "read":
-        return ReadActive(now=now)
+    if intent == "read":  # a read that retires nothing writes nothing: after the expiry first
+        return ReadActive(now=_pick(retiring_readings(state, clock), reading))
     if intent == "extinguish":  # the owner of a lantern the prefix lit: alice's first, bob's if he lit
         owner = user if state.lantern(lantern_id(user, 1)) is not None else "alice"
         return Extinguish(owner, lantern_id(owner, 1), now=now)
