@@ -28,6 +28,7 @@ from fencecheck.errors import SystemNotFoundError
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
+from fencecheck.plugins.journal_exec import exec_journal, is_exec_spec
 
 ENV_SYSTEM = "FENCECHECK_SYSTEM"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +58,8 @@ def resolve_system(spec: str | None) -> ReferenceAPI:
     spec = (spec or "").strip()
     if spec in ("", REFERENCE.module):
         return REFERENCE
+    if is_exec_spec(spec):
+        return exec_journal(spec)
     module_name, named, name = spec.partition(":")
     module = import_module(module_name, f"journal system {spec!r}")
     if named:
