@@ -241,6 +241,34 @@ class ImplementationProcess:
         self.close()
 
 
+EXEC_MARK = "exec:"
+HELLO_PROJECT = "demo-fencecheck-hello"  # the project a gate's hello probe names; nothing is written there
+
+
+def exec_command_of(spec: str | None) -> str | None:
+    """The command line of an `exec:` system spec (`<system>:exec:<command line>` or `exec:<command line>`),
+    None for any other spec."""
+    spec = (spec or "").strip()
+    if spec.startswith(EXEC_MARK):
+        return spec[len(EXEC_MARK):]
+    system, mark, rest = spec.partition(":" + EXEC_MARK)
+    return rest if mark and system and ":" not in system else None
+
+
+def describe_exec(command_line: str, emulator_host: str) -> str:
+    """What the implementation says it is, from a hello of its own, for the evidence: its name, system and
+    protocol version, and the command that started it. Failures to start or greet raise as they would in a
+    suite, so a gate stops before any suite runs against an implementation that cannot answer."""
+    pool = ImplementationPool(parse_command(command_line))
+    try:
+        pool.process_for(emulator_host, HELLO_PROJECT)
+        described = pool.described or {}
+    finally:
+        pool.close()
+    return (f"{described.get('implementation')} ({described.get('system')}, protocol version "
+            f"{described.get('version')}), started as {command_line}")
+
+
 def parse_command(command_line: str) -> tuple[str, ...]:
     """An `exec:` command line as argv (shell words, no shell): a UsageError for an empty one."""
     try:

@@ -26,6 +26,7 @@ from typing import Any
 
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins import SYSTEM_NAMES
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
 from fencecheck.plugins.journal_exec import exec_journal, is_exec_spec
@@ -84,6 +85,9 @@ def system_of_spec(spec: str | None) -> str | None:
     spec = (spec or "").strip()
     if not spec:
         return None
+    named, mark, _command = spec.partition(":exec:")
+    if mark and named in SYSTEM_NAMES:  # `<system>:exec:<command line>`: an implementation in another process
+        return named
     return "lantern" if spec == LANTERN_SPECS[0] or spec.startswith(LANTERN_SPECS[1]) else "journal"
 
 

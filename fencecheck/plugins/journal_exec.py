@@ -28,10 +28,9 @@ from typing import Any
 from fencecheck.errors import FencecheckError, UsageError
 from fencecheck.firestore_io import CommitFailureClient
 from fencecheck.history_codec import datetime_to_json
-from fencecheck.implementation_process import ImplementationPool, parse_command
+from fencecheck.implementation_process import ImplementationPool, exec_command_of, parse_command
 from fencecheck.plugins.journal import ReferenceAPI
 
-EXEC_PREFIX = "exec:"
 SPEC_PREFIX = "journal:exec:"
 OPERATIONS = {
     "register": "registerCommerceCommand",
@@ -57,13 +56,9 @@ class ExecFaultUnsupported(FencecheckError, RuntimeError):
 
 
 def is_exec_spec(spec: str | None) -> bool:
+    """`journal:exec:<command>`, or `exec:<command>` (the journal is the default system)."""
     spec = (spec or "").strip()
-    return spec.startswith(SPEC_PREFIX) or spec.startswith(EXEC_PREFIX)
-
-
-def command_line_of(spec: str) -> str:
-    spec = spec.strip()
-    return spec[len(SPEC_PREFIX):] if spec.startswith(SPEC_PREFIX) else spec[len(EXEC_PREFIX):]
+    return exec_command_of(spec) is not None and spec.startswith((SPEC_PREFIX, "exec:"))
 
 
 def _camel(name: str) -> str:
@@ -89,7 +84,7 @@ def _target(db: Any) -> tuple[str, str]:
 def exec_journal(spec: str) -> ReferenceAPI:
     """The journal implementation that `spec` (`journal:exec:<command>` or `exec:<command>`) starts: one per
     spec and interpreter, so every suite of a session shares its processes."""
-    command_line = command_line_of(spec)
+    command_line = exec_command_of(spec) or ""
     pool = ImplementationPool(parse_command(command_line))
 
     def operation(name: str) -> Callable[..., Any]:
