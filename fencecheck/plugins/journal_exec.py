@@ -81,11 +81,17 @@ def _target(db: Any) -> tuple[str, str]:
 
 
 @functools.cache
+def pool_of(spec: str) -> ImplementationPool:
+    """The processes of `spec`'s implementation: one pool per spec and interpreter, so every suite of a session
+    shares them."""
+    return ImplementationPool(parse_command(exec_command_of(spec) or ""))
+
+
+@functools.cache
 def exec_journal(spec: str) -> ReferenceAPI:
-    """The journal implementation that `spec` (`journal:exec:<command>` or `exec:<command>`) starts: one per
-    spec and interpreter, so every suite of a session shares its processes."""
+    """The journal implementation that `spec` (`journal:exec:<command>` or `exec:<command>`) starts."""
     command_line = exec_command_of(spec) or ""
-    pool = ImplementationPool(parse_command(command_line))
+    pool = pool_of(spec)
 
     def operation(name: str) -> Callable[..., Any]:
         def call(*, db: Any, clock: Callable[[], datetime], **kwargs: Any) -> dict[str, Any]:

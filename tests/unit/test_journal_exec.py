@@ -21,7 +21,13 @@ from fencecheck.errors import UsageError
 from fencecheck.firestore_io import CommitFailureClient
 from fencecheck.implementation_process import ImplementationFailure, ImplementationPool, parse_command
 from fencecheck.plugins import plugin
-from fencecheck.plugins.journal_exec import ExecContractError, ExecFaultUnsupported, exec_journal, is_exec_spec
+from fencecheck.plugins.journal_exec import (
+    ExecContractError,
+    ExecFaultUnsupported,
+    exec_journal,
+    is_exec_spec,
+    pool_of,
+)
 from fencecheck.systems import resolve_system, system_of_spec
 from model.journal import Acquire, CommandRef, Register
 
@@ -80,12 +86,17 @@ def fake(tmp_path: Path):
     script.write_text(textwrap.dedent(FAKE))
     log = tmp_path / "requests.jsonl"
     spec = f"journal:exec:{shlex.join([sys.executable, str(script), str(log)])}"
-    exec_journal.cache_clear()
+    _forget()
     system = exec_journal(spec)
     yield spec, system, log
     for pool in list(implementation_process._OPEN_POOLS):
         pool.close()
+    _forget()
+
+
+def _forget() -> None:
     exec_journal.cache_clear()
+    pool_of.cache_clear()
 
 
 def requests(log: Path) -> list[dict]:
@@ -153,11 +164,11 @@ def test_specs_name_the_journal_and_resolve_once():
     spec = "journal:exec:node implementations/node-journal/main.js"
     assert is_exec_spec(spec) and is_exec_spec("exec:node main.js") and not is_exec_spec("reference")
     assert system_of_spec(spec) == "journal"
-    exec_journal.cache_clear()
+    _forget()
     try:
         assert resolve_system(spec) is resolve_system(spec)  # one pool of processes per spec
     finally:
-        exec_journal.cache_clear()
+        _forget()
 
 
 def test_a_missing_command_is_a_usage_error_naming_it(tmp_path):
