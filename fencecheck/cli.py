@@ -23,9 +23,10 @@ from pathlib import Path
 from . import failures, gate_process, gate_replay, progress, report
 from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
+from .implementation_process import describe_exec, exec_command_of
 from .junit import SuiteCounts, parse_junit
 from .report.model import INCOMPLETE, PASS
-from .systems import ENV_SYSTEM, import_module
+from .systems import ENV_SYSTEM, check_configured, import_module
 
 PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
@@ -122,15 +123,17 @@ def gate(args: argparse.Namespace) -> int:
 def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     if args.profile not in PROFILES:
         raise UsageError(f"unknown profile {args.profile!r}: expected one of {', '.join(PROFILES)}")
-    system = known_bad_system(args.known_bad) if args.known_bad else None
+    if args.known_bad and args.system:
+        raise UsageError("--known-bad and --system both name what the suites run against: give one of them")
+    system = known_bad_system(args.known_bad) if args.known_bad else _external_system(args.system)
     artifacts = Path(args.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
     (artifacts / failures.SIDECAR).unlink(missing_ok=True)  # an earlier run's must not describe this one
     selected = [s for s in SUITES if not args.suite or s.name in args.suite]
     if system is not None:
-        print(f"running against the known-bad variant {args.known_bad} ({system}), not the reference: the "
-              f"{' and '.join(TAKES_THE_SYSTEM)} suites take it, the others test the reference as always",
-              flush=True)
+        what = f"the known-bad variant {args.known_bad} ({system})" if args.known_bad else system
+        print(f"running against {what}, not the reference: the {' and '.join(TAKES_THE_SYSTEM)} suites take it, "
+              "the others test the reference as always", flush=True)
     record = report.GateRecord.begin(
         profile=args.profile, workers=args.workers, selected=tuple(s.name for s in selected)
     )
@@ -141,6 +144,10 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
         with emulator_from_environment(log_dir=artifacts / "emulator") as emulator:
             os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host  # the suites' processes share this emulator
             record = record.with_emulator(version=emulator.emulator_version(), java=emulator.java_version())
+            if system is not None:  # an exec: implementation greets first: one that cannot start fails here
+                record = record.with_implementation(_describe_implementation(system, emulator.host))
+                record.save(artifacts)
+                print(f"implementation under test: {record.environment.implementation}", flush=True)
             try:
                 for index, suite in enumerate(selected, 1):
                     label = f"[{index}/{len(selected)}] {suite.name}"
@@ -151,7 +158,7 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
                     record.save(artifacts)
                     print(f"{label}: {status}, {counts.passed} passed, "
                           f"{counts.failed + counts.errors} failed, {elapsed:.1f} s", flush=True)
-                if system is not None:  # a would-be catch is replayed while this emulator is still up
+                if args.known_bad:  # a would-be catch is replayed while this emulator is still up
                     found = failures.collect(artifacts, [s.name for s in selected])
                     replayed = gate_replay.replay_catch(found, system, emulator)
             except KeyboardInterrupt:
@@ -169,7 +176,7 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     failures.save_sidecar(artifacts, system, found)
     for line in failures.terminal_lines(found, system):
         print(line, flush=True)
-    known_bad = failures.known_bad_verdict(found) if system is not None else None
+    known_bad = failures.known_bad_verdict(found) if args.known_bad else None
     if known_bad is not None and not interrupted:
         print(f"the known-bad variant {args.known_bad} {known_bad.status.upper()}: {known_bad.reason}", flush=True)
     run = report.collect(artifacts, suites=[s.name for s in SUITES], record=record)  # replays: from the sidecar
@@ -180,6 +187,24 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     if known_bad is not None:  # the question was "is it caught?": 0 only when it was, by the contract
         return 0 if known_bad.caught and run.verdict.status != INCOMPLETE else 1
     return 0 if run.verdict.status == PASS else 1
+
+
+def _external_system(spec: str | None) -> str | None:
+    """`--system SPEC`, resolved once before anything starts (a spec naming nothing is a usage error)."""
+    if spec is None:
+        return None
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("--system needs a spec: a module, known_bad.<system>:<variant>, or journal:exec:<command>")
+    check_configured({ENV_SYSTEM: spec})
+    return spec
+
+
+def _describe_implementation(spec: str, emulator_host: str) -> str:
+    command_line = exec_command_of(spec)
+    if command_line is None:
+        return f"{spec} (in-process)"
+    return describe_exec(command_line, emulator_host)
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -251,6 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     gate_parser.add_argument("--workers", default="auto", help="pytest-xdist workers per suite")
     gate_parser.add_argument("--suite", action="append", choices=[s.name for s in SUITES],
                              help="run only this suite (repeatable)")
+    gate_parser.add_argument("--system", metavar="SPEC",
+                             help="run the stateful, race and parallel suites against this implementation instead of "
+                             "the reference: an importable module, or <system>:exec:<command line> for one in "
+                             "another process (docs/implementation-protocol.md); the evidence names it")
     gate_parser.add_argument("--known-bad", metavar="NAME",
                              help="run the stateful and race suites against this known-bad variant instead of the "
                              "reference (known_bad/journal/, known_bad/lantern/); they should fail")

@@ -26,8 +26,10 @@ from typing import Any
 
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins import SYSTEM_NAMES
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
+from fencecheck.plugins.journal_exec import exec_journal, is_exec_spec
 
 ENV_SYSTEM = "FENCECHECK_SYSTEM"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,8 @@ def resolve_system(spec: str | None) -> ReferenceAPI:
     spec = (spec or "").strip()
     if spec in ("", REFERENCE.module):
         return REFERENCE
+    if is_exec_spec(spec):
+        return exec_journal(spec)
     module_name, named, name = spec.partition(":")
     module = import_module(module_name, f"journal system {spec!r}")
     if named:
@@ -81,6 +85,9 @@ def system_of_spec(spec: str | None) -> str | None:
     spec = (spec or "").strip()
     if not spec:
         return None
+    named, mark, _command = spec.partition(":exec:")
+    if mark and named in SYSTEM_NAMES:  # `<system>:exec:<command line>`: an implementation in another process
+        return named
     return "lantern" if spec == LANTERN_SPECS[0] or spec.startswith(LANTERN_SPECS[1]) else "journal"
 
 

@@ -61,6 +61,9 @@ class Environment:
     java: str | None = None
     emulator: str | None = None
     source: str = "gate"
+    # What the suites ran against when it was not the reference (`gate --system`): for an exec: implementation
+    # its own name, system and protocol version from its hello, and its command line.
+    implementation: str | None = None
 
 
 @attrs.frozen

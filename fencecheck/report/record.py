@@ -55,6 +55,9 @@ class GateRecord:
     def with_emulator(self, *, version: str | None, java: str | None) -> GateRecord:
         return attrs.evolve(self, environment=attrs.evolve(self.environment, emulator=version, java=java))
 
+    def with_implementation(self, described: str) -> GateRecord:
+        return attrs.evolve(self, environment=attrs.evolve(self.environment, implementation=described))
+
     def finish(self, *, interrupted: bool, lock_timeouts: int | None) -> GateRecord:
         return attrs.evolve(self, finished_at=now_iso(), interrupted=interrupted, lock_timeouts=lock_timeouts)
 

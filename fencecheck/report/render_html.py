@@ -188,6 +188,7 @@ def _run_section(run: Run) -> Safe:
         ("commit", env.commit), ("dirty", env.dirty), ("Python", env.python), ("Hypothesis", env.hypothesis),
         ("google-cloud-firestore", env.google_cloud_firestore), ("pytest", env.pytest), ("Java", env.java),
         ("emulator", env.emulator), ("captured by", env.source),
+        ("implementation under test", env.implementation or "the references"),
     ]
     settings = run.settings
     seeds = run.seeds()

@@ -67,7 +67,8 @@ def render_markdown(run: Run) -> str:
     env = run.environment
     commit = (env.commit or "unknown")[:12] + (" (dirty)" if env.dirty else "")
     profile = code(run.profile or "—")
-    lines = [f"**fencecheck: {verdict.status.upper()}** — profile {profile}, commit {code(commit)}", ""]
+    against = f", against {cell(env.implementation)}" if env.implementation else ""
+    lines = [f"**fencecheck: {verdict.status.upper()}** — profile {profile}, commit {code(commit)}{against}", ""]
     lines += [f"- {cell(reason)}" for reason in _cut(verdict.reasons)]
     if verdict.reasons:
         lines.append("")

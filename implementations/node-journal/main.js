@@ -5,6 +5,8 @@
 // answer is written; exits 2 when started without FIRESTORE_EMULATOR_HOST or FENCECHECK_PROJECT_ID.
 
 const readline = require('node:readline');
+const variant = variantName(process.argv.slice(2));
+if (variant !== null) require('./known-bad').apply(variant); // before journal.js takes `decide`
 const journal = require('./journal');
 const time = require('./time');
 
@@ -22,6 +24,14 @@ const OPERATIONS = {
 };
 
 class ProtocolError extends Error {}
+
+// `main.js` serves the implementation; `main.js --variant NAME` one of its known-bad variants (known-bad.js).
+function variantName(argv) {
+  if (argv.length === 0) return null;
+  if (argv.length === 2 && argv[0] === '--variant') return argv[1];
+  process.stderr.write('usage: main.js [--variant NAME]\n');
+  process.exit(2);
+}
 
 // JavaScript parses 1.0 and 1 to the same number, yet the contract refuses a float anywhere a journal operation
 // takes a number (payload values, endpointSchemaVersion, expectedFenceEpoch). So the raw line is scanned: the
@@ -107,7 +117,13 @@ function main() {
         greeted = true;
         return {
           id,
-          output: { protocol: PROTOCOL, version: VERSION, system: 'journal', implementation: 'node-journal', projectId },
+          output: {
+            protocol: PROTOCOL,
+            version: VERSION,
+            system: 'journal',
+            implementation: variant === null ? 'node-journal' : `node-journal --variant ${variant}`,
+            projectId,
+          },
         };
       }
       if (!greeted) return { id, protocolError: 'the first request must be hello' };

@@ -8,6 +8,7 @@ import functools
 import json
 import signal
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -380,3 +381,71 @@ def test_help_lists_the_new_commands(capsys):
     out = capsys.readouterr().out
     assert all(name in out for name in ("gate", "report", "replay", "emulator"))
 
+
+
+# --- --system: an implementation other than the reference ---------------------------------------------------
+
+PASSING = """<testsuites><testsuite name="pytest">
+<testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0"/>
+</testsuite></testsuites>
+"""
+
+HELLO_ONLY = """
+import json, os, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.write(json.dumps({"id": request["id"], "output": {"protocol": "fencecheck-implementation",
+        "version": 1, "system": "journal", "implementation": "fake-journal 0.3",
+        "projectId": os.environ["FENCECHECK_PROJECT_ID"]}}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def _system_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, returncode: int = 0,
+                 junit: str | None = None) -> tuple[int, list[dict[str, Any]], Path]:
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, junit, returncode))
+    artifacts = tmp_path / "artifacts"
+    code = cli.main(["gate", "--suite", "stateful", "--system", spec, "--workers", "1", "--profile", "ci",
+                     "--artifacts", str(artifacts)])
+    return code, calls, artifacts
+
+
+def test_gate_against_an_exec_system_greets_it_and_names_it_in_the_evidence(tmp_path, capsys, monkeypatch):
+    script = tmp_path / "fake_journal.py"
+    script.write_text(HELLO_ONLY)
+    spec = f"journal:exec:{sys.executable} {script}"
+    code, calls, artifacts = _system_gate(tmp_path, monkeypatch, spec, junit=PASSING)
+    assert code == 0  # the question is the ordinary one: did every suite pass against it
+    (call,) = calls
+    assert call["env"][ENV_SYSTEM] == spec
+    assert "--ignore=stateful_tests/test_known_bad.py" in call["command"]  # the catalogues test the reference
+    described = f"fake-journal 0.3 (journal, protocol version 1), started as {sys.executable} {script}"
+    assert f"implementation under test: {described}" in capsys.readouterr().out
+    evidence = json.loads((artifacts / "evidence.json").read_text())
+    assert evidence["environment"]["implementation"] == described
+    assert evidence["systemUnderTest"] == spec
+    assert described in (artifacts / "evidence.md").read_text().splitlines()[0]
+    assert described in (artifacts / "evidence.html").read_text()
+
+
+def test_gate_against_a_failing_system_fails(tmp_path, monkeypatch):
+    code, _calls, _artifacts = _system_gate(tmp_path, monkeypatch, f"known_bad.journal:{FAST_VARIANT}", 1,
+                                            STATEFUL_FAILURE)
+    assert code == 1  # a failure is a failure here: nothing asked whether it was caught
+
+
+def test_an_exec_system_that_cannot_start_stops_the_gate_before_any_suite(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    code = cli.main(["gate", "--system", f"journal:exec:{tmp_path / 'missing'}", "--artifacts", str(tmp_path)])
+    assert code == 2
+    assert "cannot start the implementation command" in capsys.readouterr().err
+
+
+def test_system_and_known_bad_together_are_a_usage_error(tmp_path, capsys, monkeypatch):
+    _refuse_suites(monkeypatch)
+    code = cli.main(["gate", "--system", "reference", "--known-bad", FAST_VARIANT, "--artifacts", str(tmp_path)])
+    assert code == 2
+    assert "give one of them" in capsys.readouterr().err

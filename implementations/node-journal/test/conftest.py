@@ -1,7 +1,7 @@
 """Lets the Node journal's tests import the shared test helpers (``tests/`` and ``tests/emulator/``).
 
-This directory is outside pyproject's ``testpaths``, so a plain ``pytest`` never collects it: it needs Node and
-``npm ci --prefix implementations/node-journal``, which CI does not run yet. Run it by path (see README.md).
+Collected by ``./run tests`` (pyproject's ``testpaths``), which installs Node and runs ``npm ci`` here first.
+Without ``node`` or ``node_modules`` the tests fail with the command that installs them, never skip.
 """
 
 import sys

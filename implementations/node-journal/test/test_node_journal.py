@@ -5,8 +5,8 @@ own, and runs the Python reference on another fresh project with the same inputs
 readings. Every answer must be the same exactly (JSON text: key order and types included), and so must every
 stored document, read back from both projects with the Python client.
 
-Not collected by a plain ``pytest`` (outside testpaths): needs ``npm ci --prefix implementations/node-journal``.
-Without node or node_modules it fails, never skips.
+Collected by ``./run tests``, which installs Node and runs ``npm ci --prefix implementations/node-journal``
+first. Without node or node_modules it fails, never skips.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from implementation_client import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 from journal_support import (
     FixedClock,
     assert_document,
@@ -39,6 +38,7 @@ from journal_support import (
 import reference
 from fencecheck.emulator import close_client
 from fencecheck.history_codec import datetime_to_json
+from fencecheck.implementation_process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 
 NODE_JOURNAL = Path(__file__).resolve().parents[1]
 INSTALL_HINT = "run `npm ci --prefix implementations/node-journal` (Node 20 and npm needed)"

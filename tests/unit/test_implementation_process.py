@@ -1,4 +1,4 @@
-"""The protocol client (tests/implementation_client.py) against small fake implementations written in Python.
+"""The protocol client (fencecheck/implementation_process.py) against small fake implementations written in Python.
 
 No Node and no emulator: each fake is a few lines run with this interpreter, speaking (or breaking) the
 protocol of docs/implementation-protocol.md, so the client's reporting is pinned where CI runs.
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.implementation_client import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
+from fencecheck.implementation_process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 
 # Reads requests until it holds `n`, then answers them in reverse order (answers in any order are legal).
 _PRELUDE = """

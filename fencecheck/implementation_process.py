@@ -1,9 +1,13 @@
-"""A minimal client of the implementation process protocol (docs/implementation-protocol.md, version 1).
+"""The harness side of the implementation process protocol (docs/implementation-protocol.md, version 1).
 
-The seed of the harness side that a later step puts behind ``FENCECHECK_SYSTEM=exec:...``; it lives under
-``tests/`` until then. It starts the implementation's command with the emulator host and a project id in its
-environment, does the hello handshake, sends requests (any number in flight, each a ``Future``) and routes
-answers back by id, in whatever order they come.
+An implementation written in any language runs as a child process: `ImplementationProcess` starts its
+command with the emulator host and a project id in its environment, does the hello handshake, sends requests
+(any number in flight, each a `Future`) and routes answers back by id, in whatever order they come.
+`ImplementationPool` keeps one process per (emulator host, project), as the protocol has one process serve one
+project, and ends them all on `close()` and at interpreter exit.
+
+System-neutral: requests carry an operation name and arguments the plug-in chose (the journal's adapter is
+`fencecheck.plugins.journal_exec`).
 
 What it reports, and how:
 
@@ -16,32 +20,50 @@ What it reports, and how:
 
 from __future__ import annotations
 
+import atexit
 import collections
 import json
 import os
+import shlex
 import subprocess
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
+from fencecheck.errors import FencecheckError, UsageError
+
 PROTOCOL = "fencecheck-implementation"
 VERSION = 1
 STDERR_TAIL_CHARS = 4000
+HELLO_SECONDS = 60.0
+MAX_PROCESSES = 8  # more than the concurrent repetitions of a parallel case
+CALL_SECONDS = 120.0  # a hang: longer than any journal call's ten attempts under the emulator's lock timeout
 
 
-class ImplementationFailure(RuntimeError):
-    """The implementation crashed, hung, or answered something that is not the protocol: no verdict."""
+class ImplementationFailure(FencecheckError, RuntimeError):
+    """The implementation crashed, hung, or answered something that is not the protocol: no verdict.
+    `what` says which; `stderr_tail` is the end of what the implementation wrote to stderr."""
 
     def __init__(self, what: str, stderr_tail: str) -> None:
-        super().__init__(f"{what}; implementation stderr (tail):\n{stderr_tail or '(empty)'}")
-        self.what = what
-        self.stderr_tail = stderr_tail
+        super().__init__(what, stderr_tail)
+
+    @property
+    def what(self) -> str:
+        return self.args[0]
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.args[1]
+
+    def __str__(self) -> str:
+        return f"{self.what}; implementation stderr (tail):\n{self.stderr_tail or '(empty)'}"
 
 
-class ProtocolErrorAnswer(RuntimeError):
+class ProtocolErrorAnswer(FencecheckError, RuntimeError):
     """The implementation refused a request as malformed (the request's fault, not the contract's)."""
 
 
@@ -82,9 +104,17 @@ class ImplementationProcess:
 
     def __init__(self, command: Sequence[str], *, emulator_host: str, project_id: str, cwd: str | None = None):
         env = {**os.environ, "FIRESTORE_EMULATOR_HOST": emulator_host, "FENCECHECK_PROJECT_ID": project_id}
-        self._process = subprocess.Popen(
-            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd
-        )
+        try:
+            self._process = subprocess.Popen(
+                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                cwd=cwd,
+            )
+        except OSError as error:  # not on PATH, not executable: the user's fix, before any request
+            raise UsageError(
+                f"cannot start the implementation command {shlex.join(command)!r}: {error.strerror or error}. "
+                "Expected an executable that speaks docs/implementation-protocol.md; install it or fix the "
+                "command after exec:."
+            ) from None
         self._lock = threading.Lock()
         self._waiting: dict[object, Future] = {}
         self._next_id = 0
@@ -209,3 +239,123 @@ class ImplementationProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+EXEC_MARK = "exec:"
+HELLO_PROJECT = "demo-fencecheck-hello"  # the project a gate's hello probe names; nothing is written there
+
+
+def exec_command_of(spec: str | None) -> str | None:
+    """The command line of an `exec:` system spec (`<system>:exec:<command line>` or `exec:<command line>`),
+    None for any other spec."""
+    spec = (spec or "").strip()
+    if spec.startswith(EXEC_MARK):
+        return spec[len(EXEC_MARK):]
+    system, mark, rest = spec.partition(":" + EXEC_MARK)
+    return rest if mark and system and ":" not in system else None
+
+
+def describe_exec(command_line: str, emulator_host: str) -> str:
+    """What the implementation says it is, from a hello of its own, for the evidence: its name, system and
+    protocol version, and the command that started it. Failures to start or greet raise as they would in a
+    suite, so a gate stops before any suite runs against an implementation that cannot answer."""
+    pool = ImplementationPool(parse_command(command_line))
+    try:
+        pool.process_for(emulator_host, HELLO_PROJECT)
+        described = pool.described or {}
+    finally:
+        pool.close()
+    return (f"{described.get('implementation')} ({described.get('system')}, protocol version "
+            f"{described.get('version')}), started as {command_line}")
+
+
+def parse_command(command_line: str) -> tuple[str, ...]:
+    """An `exec:` command line as argv (shell words, no shell): a UsageError for an empty one."""
+    try:
+        argv = tuple(shlex.split(command_line))
+    except ValueError as error:
+        raise UsageError(f"exec: command line {command_line!r} cannot be split into words: {error}") from None
+    if not argv:
+        raise UsageError("exec: needs a command line after it, e.g. exec:node implementations/node-journal/main.js")
+    return argv
+
+
+class ImplementationPool:
+    """One `ImplementationProcess` per (emulator host, project), started and greeted on first use. The protocol
+    has one process serve one project, and a suite makes a fresh project per race or repetition.
+
+    `close()` ends every process (each answers what is in flight, then exits, or is killed); pools still open
+    at interpreter exit are closed then, so no implementation outlives the harness."""
+
+    def __init__(self, command: Sequence[str], *, cwd: str | None = None) -> None:
+        self.command = tuple(command)
+        self.cwd = cwd
+        self._lock = threading.Lock()
+        # Most recently used last; beyond MAX_PROCESSES the least recently used one is ended (a suite makes a
+        # fresh project per race and repetition, and never goes back to an old one for long).
+        self._processes: collections.OrderedDict[tuple[str, str], ImplementationProcess] = collections.OrderedDict()
+        self._described: dict[str, Any] | None = None
+        _OPEN_POOLS.add(self)
+
+    @property
+    def described(self) -> dict[str, Any] | None:
+        """The first hello answer: what the implementation says it is (system, implementation, version)."""
+        return self._described
+
+    def process_for(self, emulator_host: str, project_id: str) -> ImplementationProcess:
+        key = (emulator_host, project_id)
+        evicted: list[ImplementationProcess] = []
+        with self._lock:  # held over start and hello, so two racers of one project share one process
+            process = self._processes.get(key)
+            if process is not None:
+                self._processes.move_to_end(key)
+            else:
+                process = ImplementationProcess(
+                    self.command, emulator_host=emulator_host, project_id=project_id, cwd=self.cwd
+                )
+                try:
+                    described = process.hello(HELLO_SECONDS)
+                except BaseException:
+                    process.close(timeout=5)
+                    raise
+                if described.get("projectId") != project_id:
+                    process.close(timeout=5)
+                    raise ImplementationFailure(
+                        "hello named another project than the one it was started with", process.stderr_tail()
+                    )
+                self._described = self._described or described
+                self._processes[key] = process
+                while len(self._processes) > MAX_PROCESSES:
+                    evicted.append(self._processes.popitem(last=False)[1])
+        for old in evicted:
+            old.close()  # answers what is in flight first
+        return process
+
+    def call(self, emulator_host: str, project_id: str, op: str, args: Mapping[str, Any], now: str) -> Answer:
+        return self.process_for(emulator_host, project_id).call(op, args, now, CALL_SECONDS)
+
+    def close_project(self, emulator_host: str, project_id: str) -> None:
+        with self._lock:
+            process = self._processes.pop((emulator_host, project_id), None)
+        if process is not None:
+            process.close()
+
+    def close(self) -> None:
+        with self._lock:
+            processes, self._processes = list(self._processes.values()), {}
+        for process in processes:
+            process.close()
+        _OPEN_POOLS.discard(self)
+
+    def running(self) -> int:
+        with self._lock:
+            return len(self._processes)
+
+
+_OPEN_POOLS: weakref.WeakSet[ImplementationPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_pools() -> None:
+    for pool in list(_OPEN_POOLS):
+        pool.close()

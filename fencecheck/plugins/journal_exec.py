@@ -1,0 +1,116 @@
+"""The journal over the implementation process protocol: `journal:exec:<command line>` as a system spec.
+
+`exec_journal(command_line)` is a `ReferenceAPI` like any Python journal, so the lockstep machine, the races,
+the parallel programs, replay and the gate take it unchanged. Each of its four functions turns the reference's
+keyword arguments into the protocol's request (`docs/implementation-protocol.md`: the seeds' camelCase names,
+the trusted clock reading read once, as the reference reads it) and sends it to the process that serves the
+client's emulator host and project (`fencecheck.implementation_process.ImplementationPool`).
+
+An `error` answer is raised as `ExecContractError` carrying the contract's code: the plug-in judges it as it
+judges the reference's `CommandJournalError`. Everything else that goes wrong (a crash, a hang, a malformed
+answer, a protocol error) is an `ImplementationFailure` or `ProtocolErrorAnswer`: not the contract's error, so
+every runner counts it as an error, never as a verdict.
+
+A client that fails commits by wrapping the Python client (`fencecheck.firestore_io.CommitFailureClient`)
+cannot reach another process's commits: such a call is refused with `ExecFaultUnsupported` (an error, never a
+verdict) until it goes through the wire proxy, whose faults reach any client.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from fencecheck.errors import FencecheckError, UsageError
+from fencecheck.firestore_io import CommitFailureClient
+from fencecheck.history_codec import datetime_to_json
+from fencecheck.implementation_process import ImplementationPool, exec_command_of, parse_command
+from fencecheck.plugins.journal import ReferenceAPI
+
+SPEC_PREFIX = "journal:exec:"
+OPERATIONS = {
+    "register": "registerCommerceCommand",
+    "acquire": "acquireCommerceCommandLease",
+    "complete": "completeCommerceCommand",
+    "fail": "failCommerceCommand",
+}
+
+
+class ExecContractError(FencecheckError):
+    """The implementation answered the contract's error `code` (immutable, as every fencecheck error)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+
+    @property
+    def code(self) -> str:
+        return self.args[0]
+
+
+class ExecFaultUnsupported(FencecheckError, RuntimeError):
+    """A fault the harness injects by wrapping the Python client, asked of an implementation in another process."""
+
+
+def is_exec_spec(spec: str | None) -> bool:
+    """`journal:exec:<command>`, or `exec:<command>` (the journal is the default system)."""
+    spec = (spec or "").strip()
+    return exec_command_of(spec) is not None and spec.startswith((SPEC_PREFIX, "exec:"))
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _target(db: Any) -> tuple[str, str]:
+    """The emulator host and project the call's client talks to: the process must use the same."""
+    if isinstance(db, CommitFailureClient):
+        raise ExecFaultUnsupported(
+            "a commit-failure call against an exec: implementation: the harness fails commits by wrapping the "
+            "Python client, which another process never uses. Run this rule through the wire proxy."
+        )
+    host = getattr(db, "_emulator_host", None) or os.environ.get("FIRESTORE_EMULATOR_HOST")
+    project = getattr(db, "project", None)
+    if not host or not isinstance(project, str):
+        raise UsageError("an exec: implementation needs a Firestore client bound to the emulator and a project")
+    return host, project
+
+
+@functools.cache
+def pool_of(spec: str) -> ImplementationPool:
+    """The processes of `spec`'s implementation: one pool per spec and interpreter, so every suite of a session
+    shares them."""
+    return ImplementationPool(parse_command(exec_command_of(spec) or ""))
+
+
+@functools.cache
+def exec_journal(spec: str) -> ReferenceAPI:
+    """The journal implementation that `spec` (`journal:exec:<command>` or `exec:<command>`) starts."""
+    command_line = exec_command_of(spec) or ""
+    pool = pool_of(spec)
+
+    def operation(name: str) -> Callable[..., Any]:
+        def call(*, db: Any, clock: Callable[[], datetime], **kwargs: Any) -> dict[str, Any]:
+            kwargs.pop("attempt_log", None)  # another process's transaction attempts are not observable here
+            host, project = _target(db)
+            args = {_camel(key): value for key, value in kwargs.items()}
+            answer = pool.call(host, project, name, args, datetime_to_json(clock()))
+            if answer.error is not None:
+                raise ExecContractError(answer.error)
+            return answer.output  # type: ignore[return-value]
+
+        call.__name__ = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+        return call
+
+    return ReferenceAPI(
+        operation(OPERATIONS["register"]),
+        operation(OPERATIONS["acquire"]),
+        operation(OPERATIONS["complete"]),
+        operation(OPERATIONS["fail"]),
+        ExecContractError,
+        f"{SPEC_PREFIX}{command_line}",
+    )
