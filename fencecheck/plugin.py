@@ -115,6 +115,17 @@ class SystemPlugin:
     # later state unchanged wherever it matches there.
     commutes_when_read_only: Callable[[Any], bool] = lambda _op: False
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
+    # How output names an implementation of this system ("the lantern reference", its spec); None: not one
+    # of this system's (fencecheck.systems.describe_system asks every plug-in).
+    describe_impl: Callable[[Any], str | None] = lambda _impl: None
+
+    # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
+    # Values the operations share, spelled once in a file as constants C1, C2, ... (the journal's commands).
+    hoisted: Callable[[Sequence[Any]], Sequence[Any]] = lambda _ops: ()
+    # (the implementation's spec, None: the reference) -> how a file names what it replays: (its import lines,
+    # its SYSTEM line or None, the replay call). None: the generic form, `SYSTEM = <NAME>.resolve(spec)` and
+    # `replay(firestore_db, OPS, plugin=<NAME>, system=SYSTEM)`.
+    counterexample_system: Callable[[str | None], tuple[list[str], str | None, str]] | None = None
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

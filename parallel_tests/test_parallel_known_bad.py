@@ -47,7 +47,6 @@ from fencecheck.known_bad_verdict import (
     verdict_finding,
 )
 from fencecheck.known_bad_verdict import error as harness_error
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
 from fencecheck.parallel import (
     FAILS_IN_PREFIX,
     ProjectSource,
@@ -61,6 +60,7 @@ from fencecheck.parallel import (
 )
 from fencecheck.parallel.case import CaseResult
 from fencecheck.parallel.minimize import MIN_BRANCHES
+from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
 from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
 from known_bad.crashing import journal_name_error
 from known_bad.journal import CONCURRENT_VARIANTS, variant

@@ -218,6 +218,8 @@ LANTERN = SystemPlugin(
     error_code=_error_code,
     unavailable_code=LANTERN_UNAVAILABLE,
     spec_of=lambda impl: impl.name,
+    describe_impl=lambda impl: (("the lantern reference" if impl is REFERENCE_LANTERN else impl.name)
+                                if isinstance(impl, LanternSystem) else None),
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=(),

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 
 from fencecheck.history import Call, Definite, History
 from fencecheck.linearizability import check
-from fencecheck.lockstep import REFERENCE
 from fencecheck.parallel import (
     FAILS_ALWAYS,
     FAILS_IN_PREFIX,
@@ -37,6 +36,7 @@ from fencecheck.parallel.case import resolve_system, system_label
 from fencecheck.parallel.minimize import MIN_BRANCHES, candidates, minimize
 from fencecheck.parallel.program import T0
 from fencecheck.parallel.strategy import HOLDERS, command
+from fencecheck.plugins.journal import REFERENCE
 from known_bad.journal import CONCURRENT_VARIANTS
 from model.journal import Acquire, Complete, Fail, Register, documents_for, step
 
