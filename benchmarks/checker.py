@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate  # noqa: E402
 from fencecheck.linearizability import DEFAULT_BUDGET, check  # noqa: E402
-from fencecheck.plugins.journal import JOURNAL
+from fencecheck.plugins.journal import JOURNAL  # noqa: E402
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step  # noqa: E402
 from tests.register_plugin import REGISTER, break_reads, register_history  # noqa: E402
 
