@@ -118,6 +118,9 @@ class SystemPlugin:
     # How output names an implementation of this system ("the lantern reference", its spec); None: not one
     # of this system's (fencecheck.systems.describe_system asks every plug-in).
     describe_impl: Callable[[Any], str | None] = lambda _impl: None
+    # Its catalogue of known-bad variants (`fencecheck gate --known-bad NAME`): name -> the spec that resolves
+    # it, in catalogue order; loaded only when asked (the catalogue is test material).
+    known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
 
     # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
     # Values the operations share, spelled once in a file as constants C1, C2, ... (the journal's commands).

@@ -223,6 +223,13 @@ def describe_impl(impl: Any) -> str | None:
     return "the reference" if impl is REFERENCE else (impl.module or "an unnamed system")
 
 
+def known_bad_variants() -> dict[str, str]:
+    """The catalogue's sequential and concurrent variants (known_bad/journal/), each by its spec."""
+    catalogue = import_module("known_bad.journal", "the journal's known-bad catalogue")
+    return {v.name: catalogue.SYSTEM_SPEC.format(name=v.name)
+            for v in (*catalogue.VARIANTS, *catalogue.CONCURRENT_VARIANTS)}
+
+
 def replay(db: Any, ops: Iterable[Operation], *, system: Any = None) -> Lockstep:
     """`fencecheck.lockstep.replay` on the journal: what its counterexample files call."""
     return lockstep_replay(db, ops, plugin=JOURNAL, system=system)
@@ -288,6 +295,7 @@ JOURNAL = SystemPlugin(
     commutes_when_read_only=lambda _op: True,
     shorten=shorten,
     describe_impl=describe_impl,
+    known_bad_variants=known_bad_variants,
     hoisted=hoisted,
     counterexample_system=counterexample_system,
 )
