@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate  # noqa: E402
 from fencecheck.linearizability import DEFAULT_BUDGET, check  # noqa: E402
+from fencecheck.plugins.journal import JOURNAL  # noqa: E402
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step  # noqa: E402
 from tests.register_plugin import REGISTER, break_reads, register_history  # noqa: E402
 
@@ -70,7 +71,7 @@ def contested(seed: int = 1) -> History:
         plans.append(
             Planned(f"worker-{k}", op, invoked, completed, effect, lost="journal_unavailable" if k in lost else None)
         )
-    history, _state = simulate(plans)
+    history, _state = simulate(plans, plugin=JOURNAL)
     return history
 
 

@@ -25,8 +25,10 @@ from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .implementation_process import describe_exec, exec_command_of
 from .junit import SuiteCounts, parse_junit
+from .plugins import SYSTEM_NAMES
+from .plugins import plugin as plugin_named
 from .report.model import INCOMPLETE, PASS
-from .systems import ENV_SYSTEM, check_configured, import_module
+from .systems import ENV_SYSTEM, check_configured
 
 PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
@@ -54,23 +56,22 @@ KNOWN_BAD_CATALOGUES = {
     "races": ("race_tests/test_lantern_race_known_bad.py",),
     "parallel": ("parallel_tests/test_parallel_known_bad.py", "parallel_tests/test_lantern_parallel_known_bad.py"),
 }
-# Each system's catalogue of known-bad variants: the module and the attributes listing its variants.
-KNOWN_BAD_PACKAGES = {"journal": ("VARIANTS", "CONCURRENT_VARIANTS"), "lantern": ("VARIANTS",)}
 TAKES_THE_SYSTEM = ("stateful", "races", "parallel")  # the other suites test the reference (and the harness) directly
 
 
-def known_bad_names(system: str = "journal") -> list[str]:
-    catalogue = import_module(f"known_bad.{system}", f"the {system}'s known-bad catalogue")
-    return [v.name for attribute in KNOWN_BAD_PACKAGES[system] for v in getattr(catalogue, attribute, ())]
+def known_bad_names(system: str) -> list[str]:
+    """The variants of a system's known-bad catalogue, as its plug-in lists them."""
+    return list(plugin_named(system).known_bad_variants())
 
 
 def known_bad_system(name: str) -> str:
     """`known_bad.<system>:<name>` for a variant of a catalogue; a usage error listing the names otherwise."""
-    for system in KNOWN_BAD_PACKAGES:
-        if name in known_bad_names(system):
-            return import_module(f"known_bad.{system}", "the known-bad catalogue").SYSTEM_SPEC.format(name=name)
+    for system in SYSTEM_NAMES:
+        spec = plugin_named(system).known_bad_variants().get(name)
+        if spec is not None:
+            return spec
     every = "; ".join(f"{system} (known_bad/{system}/): {', '.join(known_bad_names(system))}"
-                      for system in KNOWN_BAD_PACKAGES)
+                      for system in SYSTEM_NAMES if known_bad_names(system))
     raise UsageError(f"unknown known-bad variant {name!r}: expected one of {every}")
 
 

@@ -6,17 +6,14 @@ renders a whole program as a test module that replays it with `fencecheck.lockst
 `firestore_db` fixture; `write_counterexample(...)` stores it as `counterexamples/<machine>-<shortid>.py`
 (the short id is a digest of the program, so the same program always lands in the same file).
 
-Programs of any system (`plugin=`, a `fencecheck.plugin.SystemPlugin`; default the journal) are written; the
-operations are imported from `model.<system>`.
+Programs of any system (`plugin=`, a `fencecheck.plugin.SystemPlugin`) are written; the operations are
+imported from `model.<system>`. Values the plug-in hoists (`SystemPlugin.hoisted`: the journal's command
+refs) are spelled once, as constants `C1`, `C2`, ...
 
-The journal's files keep the form they always had: the system replayed is the reference unless
-`system_module` names another, an importable module with the four journal functions
-(`ReferenceAPI.from_module(...)`), or `"package.module:name"` for a named system that the module builds with
-`system(name)` (the known-bad catalogue: `"known_bad.journal:<variant>"`); its command refs are spelled once,
-as constants `C1`, `C2`, ...
-
-Every other system's file always names its implementation, resolved by the plug-in from its spec (None: the
-plug-in's reference), so a known-bad variant's program replays against the variant:
+A plug-in may spell how its files name the system replayed (`SystemPlugin.counterexample_system`: the
+journal's keep the form they always had, `fencecheck/plugins/journal_counterexamples.py`). Otherwise a file
+always names its implementation, resolved by the plug-in from its spec (None: the plug-in's reference), so a
+known-bad variant's program replays against the variant:
 
     SYSTEM = LANTERN.resolve('known_bad.lantern:finding_13_blind_decrement_deleted_venue')
 
@@ -30,7 +27,7 @@ import enum
 import hashlib
 import math
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -38,8 +35,6 @@ from typing import Any, NamedTuple
 import attrs
 
 from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins.journal import JOURNAL
-from model.journal import CommandRef
 
 Operation = Any  # an operation of the plug-in's model
 
@@ -95,24 +90,15 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _commands(ops: Iterable[Operation]) -> list[CommandRef]:
-    seen: dict[CommandRef, None] = {}
-    for op in ops:
-        seen.setdefault(op.command, None)
-    return list(seen)
-
-
 def _holds_datetime(value: Any) -> bool:
     if isinstance(value, datetime):
         return True
     return attrs.has(type(value)) and any(_holds_datetime(getattr(value, f.name)) for f in attrs.fields(type(value)))
 
 
-def _model_imports(ops: Sequence[Operation], plugin: SystemPlugin) -> list[str]:
+def _model_imports(ops: Sequence[Operation], plugin: SystemPlugin, hoisted: Sequence[Any]) -> list[str]:
     """The standard-library line and the model's import: exactly the names the operations use."""
-    model = {type(op).__name__ for op in ops}
-    if plugin is JOURNAL:
-        model.add("CommandRef")  # the hoisted constants
+    model = {type(op).__name__ for op in ops} | {type(value).__name__ for value in hoisted}
     if any(isinstance(value, enum.Enum) for op in ops for value in attrs.astuple(op, recurse=False)):
         model.add("FaultKind")  # both models' only enum
     lines = ["from datetime import UTC, datetime", ""] if any(_holds_datetime(op) for op in ops) else []
@@ -120,24 +106,12 @@ def _model_imports(ops: Sequence[Operation], plugin: SystemPlugin) -> list[str]:
 
 
 class _SystemSpelling(NamedTuple):
-    """How a file names the system it replays: its imports, the SYSTEM line (None: the journal's reference,
-    left unnamed as it always was), the replay call."""
+    """How a file names the system it replays: its imports, the SYSTEM line (None: a plug-in's form that
+    names none, such as the journal's reference), the replay call."""
 
     imports: list[str]
     line: str | None
     call: str
-
-
-def _journal_system(system_module: str | None) -> _SystemSpelling:
-    if system_module is None:
-        return _SystemSpelling(["from fencecheck.lockstep import replay"], None, "replay(firestore_db, OPS)")
-    call = "replay(firestore_db, OPS, system=SYSTEM)"
-    if ":" in system_module:
-        module, _, name = system_module.partition(":")
-        return _SystemSpelling(["from fencecheck.lockstep import replay", f"from {module} import system"],
-                               f"SYSTEM = system({name!r})", call)
-    return _SystemSpelling(["from fencecheck.lockstep import ReferenceAPI, replay"],
-                           f"SYSTEM = ReferenceAPI.from_module({system_module!r})", call)
 
 
 def plugin_constant(plugin: SystemPlugin) -> tuple[str, str]:
@@ -156,12 +130,16 @@ def _plugin_system(plugin: SystemPlugin, system_module: str | None) -> _SystemSp
 
 
 def _system_spelling(plugin: SystemPlugin, system_module: str | None) -> _SystemSpelling:
-    return _journal_system(system_module) if plugin is JOURNAL else _plugin_system(plugin, system_module)
+    if plugin.counterexample_system is None:
+        return _plugin_system(plugin, system_module)
+    return _SystemSpelling(*plugin.counterexample_system(system_module))
 
 
-def _imports(ops: Sequence[Operation], plugin: SystemPlugin, system: _SystemSpelling) -> list[str]:
+def _imports(
+    ops: Sequence[Operation], plugin: SystemPlugin, system: _SystemSpelling, hoisted: Sequence[Any]
+) -> list[str]:
     """Exactly the imports the generated module uses (it must pass `ruff check` as it stands)."""
-    model = _model_imports(ops, plugin)
+    model = _model_imports(ops, plugin, hoisted)
     return [*model[:-1], *sorted([*system.imports, model[-1]])]
 
 
@@ -179,11 +157,11 @@ def program_source(
     failure: str = "",
     system_module: str | None = None,
     replay_command: str = "",
-    plugin: SystemPlugin = JOURNAL,
+    plugin: SystemPlugin,
 ) -> str:
     """A pytest module replaying `ops` on the emulator (via the `firestore_db` fixture)."""
-    # The journal's command refs are long and repeated: each is spelled once, as a constant C1, C2, ...
-    commands = _commands(ops) if plugin is JOURNAL else []
+    # Long, repeated values (the journal's command refs) are spelled once each, as a constant C1, C2, ...
+    commands = list(dict.fromkeys(plugin.hoisted(ops)))
     names = {command: f"C{i}" for i, command in enumerate(commands, 1)}
     epoch = next((now for op in ops if (now := plugin.clock_of(op)) is not None), None)
     system = _system_spelling(plugin, system_module)
@@ -201,7 +179,7 @@ def program_source(
         "# Failure when it was found:",
         *_comment(failure),
         "",
-        *_imports(ops, plugin, system),
+        *_imports(ops, plugin, system, commands),
         "",
     ]
     if commands:
@@ -236,7 +214,7 @@ def write_counterexample(
     machine: str,
     failure: str = "",
     system_module: str | None = None,
-    plugin: SystemPlugin = JOURNAL,
+    plugin: SystemPlugin,
 ) -> Path:
     """Write `<directory>/<machine>-<shortid>.py` and return its path."""
     path = Path(directory) / f"{machine}-{short_id(ops, machine)}.py"

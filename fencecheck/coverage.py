@@ -8,8 +8,8 @@ writes `artifacts/coverage/<system>-transitions-<worker>.json` (`<worker>` is th
      "counts": {"register.absent.new": 812, ...every row id, in table order...},
      "unexercised_reachable": [...]}
 
-`merge(files, system=...)` sums the counts of several such files; `unexercised(counts, system=...)` lists the
-reachable rows that never fired. Every function takes the system by name (default: the journal).
+`merge(files, system)` sums the counts of several such files; `unexercised(counts, system)` lists the
+reachable rows that never fired. Every function takes the system by its plug-in's name.
 """
 
 from __future__ import annotations
@@ -24,27 +24,23 @@ from fencecheck.plugins import plugin
 PROCESS_COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
 
-def schema(system: str = "journal") -> str:
+def schema(system: str) -> str:
     return f"fencecheck.{system}-transitions/1"
 
 
-def file_prefix(system: str = "journal") -> str:
+def file_prefix(system: str) -> str:
     return f"{system}-transitions-"
-
-
-SCHEMA = schema()
-FILE_PREFIX = file_prefix()
 
 
 def _rows(system: str):
     return plugin(system).transitions
 
 
-def empty_counts(system: str = "journal") -> dict[str, int]:
+def empty_counts(system: str) -> dict[str, int]:
     return {row.id: 0 for row in _rows(system)}
 
 
-def normalized(counts: Mapping[str, int], system: str = "journal") -> dict[str, int]:
+def normalized(counts: Mapping[str, int], system: str) -> dict[str, int]:
     """Every table row in table order (zeros included); ids not in the table are an error."""
     unknown = sorted(set(counts) - {row.id for row in _rows(system)})
     if unknown:
@@ -55,12 +51,12 @@ def normalized(counts: Mapping[str, int], system: str = "journal") -> dict[str, 
     return out
 
 
-def unexercised(counts: Mapping[str, int], system: str = "journal") -> list[str]:
+def unexercised(counts: Mapping[str, int], system: str) -> list[str]:
     """Reachable transition ids whose count is 0 (or absent), in table order."""
     return [row.id for row in _rows(system) if row.reachable and counts.get(row.id, 0) == 0]
 
 
-def merge(files: Iterable[str | Path], system: str = "journal") -> dict[str, int]:
+def merge(files: Iterable[str | Path], system: str) -> dict[str, int]:
     """Sum the counts of coverage files (every table row present, zeros included)."""
     total = Counter()
     for file in files:
@@ -71,11 +67,11 @@ def merge(files: Iterable[str | Path], system: str = "journal") -> dict[str, int
     return normalized(total, system)
 
 
-def coverage_path(directory: str | Path, worker: str, system: str = "journal") -> Path:
+def coverage_path(directory: str | Path, worker: str, system: str) -> Path:
     return Path(directory) / f"{file_prefix(system)}{worker}.json"
 
 
-def write(directory: str | Path, worker: str, counts: Mapping[str, int], system: str = "journal") -> Path:
+def write(directory: str | Path, worker: str, counts: Mapping[str, int], system: str) -> Path:
     """Write one process's counts; returns the file's path."""
     full = normalized(counts, system)
     path = coverage_path(directory, worker, system)
@@ -86,7 +82,7 @@ def write(directory: str | Path, worker: str, counts: Mapping[str, int], system:
     return path
 
 
-def remove_stale(directory: str | Path, system: str = "journal") -> None:
+def remove_stale(directory: str | Path, system: str) -> None:
     """Delete one system's coverage files of earlier runs (called once per run, before any worker writes)."""
     for path in Path(directory).glob(f"{file_prefix(system)}*.json"):
         path.unlink(missing_ok=True)

@@ -239,10 +239,10 @@ def classifier(plugin: SystemPlugin, impl: Any) -> Callable[[BaseException], Out
 
 
 def classify_exception(exc: BaseException) -> Outcome:
-    """The journal reference's classification (`classifier(JOURNAL, REFERENCE)`)."""
-    from .plugins.journal import JOURNAL
-
-    return classifier(JOURNAL, JOURNAL.reference)(exc)
+    """The journal reference's classification, `classifier(plugin("journal"), its reference)`: race.py and
+    fencecheck/parallel record with it (removed when w-contest / w-parallel land; pass `classify=`)."""
+    journal = plugin_named("journal")
+    return classifier(journal, journal.reference)(exc)
 
 
 observed_of = impl_output_json  # the JSON form of a returned output (anything with `to_json()`, or a dict)
@@ -340,7 +340,7 @@ class Planned:
 def simulate(
     planned: list[Planned] | tuple[Planned, ...],
     *,
-    plugin: SystemPlugin | None = None,
+    plugin: SystemPlugin,
     step: Callable[[Any, Any], tuple[Any, Any]] | None = None,
     initial_state: Any = None,
     documents_of: Callable[[Any], dict[str, dict[str, Any]]] | None = None,
@@ -350,7 +350,6 @@ def simulate(
     that is the system's unavailable code is recorded as indefinite, as `Recorder` would. The history carries
     the final documents of every partition touched (`documents_of(state)`, when given, is filtered by path).
     Returns (history, final model state)."""
-    plugin = plugin_named("journal") if plugin is None else plugin
     step = plugin.step if step is None else step
     state = plugin.initial_state() if initial_state is None else initial_state
     outcomes: dict[int, Outcome] = {}

@@ -1,7 +1,7 @@
 """Pure linearizability checker for histories of any system, driven by its model's `step` function.
 
-The system is a plug-in (`fencecheck.plugin.SystemPlugin`; the journal's by default): it supplies the model,
-how operations map to partitions, and the documents each partition's state predicts.
+The system is a plug-in (`fencecheck.plugin.SystemPlugin`: `plugin=`, by default the one the history names):
+it supplies the model, how operations map to partitions, and the documents each partition's state predicts.
 
 `check(history)` answers whether the recorded calls could have happened one at a time, each at some instant
 between its invocation and its completion, in an order whose model answers are the observed ones (and,
@@ -65,7 +65,6 @@ from .history import Call, History
 from .linearizability_explain import Explanation, explain_partition, summarize
 from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, resume, search, stepwise
 from .plugin import SystemPlugin
-from .plugins.journal import JOURNAL
 
 NOT_CHECKED = "not checked"  # a partition after the first illegal one, when the check stopped there
 DEFAULT_BUDGET = 1_000_000
@@ -115,7 +114,7 @@ class Verdict:
     partitions: tuple[PartitionVerdict, ...]
     final_state: Any
     budget: int
-    plugin: SystemPlugin = JOURNAL
+    plugin: SystemPlugin
 
     @property
     def ok(self) -> bool:
@@ -276,7 +275,7 @@ def _searches(tasks: list[_Partition], *, budget: int, full: bool, processes: in
 def check(
     history: History,
     *,
-    plugin: SystemPlugin = JOURNAL,
+    plugin: SystemPlugin | None = None,
     step: StepFn | None = None,
     initial_state: Any = None,
     budget: int = DEFAULT_BUDGET,
@@ -296,7 +295,8 @@ def check(
 
     `final_documents` (default: `history.final_documents`) maps a partition (the journal's: a command key
     hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
-    placement attempts per partition. `step` (default: the plug-in's) may be replaced by a broken model;
+    placement attempts per partition. `plugin` defaults to the history's own (`history.plugin`, the system it
+    names). `step` (default: the plug-in's) may be replaced by a broken model;
     `documents_of(state)` (default: the plug-in's documents of the partition) likewise. Answers are compared
     by `plugin.answer_matches` (exact types and key order). `commute_read_only` (default: for each call,
     `plugin.commutes_when_read_only(op)`) relies on the model property stated in the module docstring, which
@@ -307,6 +307,7 @@ def check(
         raise ValueError("budget must be >= 0")
     if processes < 1:
         raise ValueError("processes must be >= 1")
+    plugin = history.plugin if plugin is None else plugin
     step = plugin.step if step is None else step
     initial = plugin.initial_state() if initial_state is None else initial_state
     if final_documents is None:

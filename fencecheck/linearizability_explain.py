@@ -15,7 +15,6 @@ import attrs
 
 from .history import Call
 from .plugin import SystemPlugin
-from .plugins.journal import JOURNAL
 
 if TYPE_CHECKING:
     from .linearizability import Verdict
@@ -43,7 +42,7 @@ class Explanation:
     document_differences: tuple[str, ...]
     timeline: str
     epoch: datetime | None
-    plugin: SystemPlugin = JOURNAL
+    plugin: SystemPlugin
 
     @property
     def unplaceable_id(self) -> int | None:
@@ -145,7 +144,7 @@ def timeline(
     positions: Mapping[int, int],
     marks: Mapping[int, str],
     epoch: datetime | None,
-    describe_op: Callable[..., str] = JOURNAL.describe_op,
+    describe_op: Callable[..., str],
 ) -> str:
     """Calls grouped by caller (callers in order of first invocation), each caller's calls in order."""
     if not calls:
@@ -224,7 +223,7 @@ def explain_partition(
     expected_documents: Mapping[str, Mapping[str, Any]] | None,
     documents_of: Callable[[Any], dict[str, dict[str, Any]]],
     normalize: Callable[[Any], Any],
-    plugin: SystemPlugin = JOURNAL,
+    plugin: SystemPlugin,
 ) -> Explanation:
     """Explain an illegal partition from the longest prefix the search found (indexes into `calls`)."""
     epoch = min((now for c in calls if (now := plugin.clock_of(c.op)) is not None), default=None)

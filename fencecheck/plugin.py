@@ -120,6 +120,20 @@ class SystemPlugin:
     # race), imported on first use: only the parallel engine needs Hypothesis strategies. None: the system has
     # no parallel programs yet.
     parallel: Callable[[], Any] | None = None
+    # How output names an implementation of this system ("the lantern reference", its spec); None: not one
+    # of this system's (fencecheck.systems.describe_system asks every plug-in).
+    describe_impl: Callable[[Any], str | None] = lambda _impl: None
+    # Its catalogue of known-bad variants (`fencecheck gate --known-bad NAME`): name -> the spec that resolves
+    # it, in catalogue order; loaded only when asked (the catalogue is test material).
+    known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
+
+    # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
+    # Values the operations share, spelled once in a file as constants C1, C2, ... (the journal's commands).
+    hoisted: Callable[[Sequence[Any]], Sequence[Any]] = lambda _ops: ()
+    # (the implementation's spec, None: the reference) -> how a file names what it replays: (its import lines,
+    # its SYSTEM line or None, the replay call). None: the generic form, `SYSTEM = <NAME>.resolve(spec)` and
+    # `replay(firestore_db, OPS, plugin=<NAME>, system=SYSTEM)`.
+    counterexample_system: Callable[[str | None], tuple[list[str], str | None, str]] | None = None
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ import functools
 
 import attrs
 
-from fencecheck.lockstep import ReferenceAPI
+from fencecheck.plugins.journal import ReferenceAPI
 from fencecheck.plugins.lantern import LanternSystem
 from known_bad.lantern import Edit, load_fresh_copy
 from known_bad.loader import load_reference_copy, mutate

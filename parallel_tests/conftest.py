@@ -26,11 +26,11 @@ import pytest
 
 from fencecheck import hypothesis_profiles
 from fencecheck.errors import FencecheckError
-from fencecheck.lockstep import ReferenceAPI
 from fencecheck.parallel import DEFAULT_REPEAT, Budget, ProjectSource, budget_for
+from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
 from fencecheck.pytest_plugin import count_option
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
-from fencecheck.systems import ENV_SYSTEM, configured_system, reference_run
+from fencecheck.systems import ENV_SYSTEM, configured_implementation, reference_run
 from known_bad.journal import CONCURRENT_VARIANTS
 
 ENV_REPEAT = "FENCECHECK_PARALLEL_REPEAT"
@@ -111,7 +111,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def system() -> ReferenceAPI:
     """The journal under test: the reference, or the system $FENCECHECK_SYSTEM names."""
-    return configured_system()
+    return configured_implementation(JOURNAL)
 
 
 @pytest.fixture

@@ -30,10 +30,10 @@ import pytest
 from fencecheck.contest import qualified_name
 from fencecheck.definite import scenario_contention
 from fencecheck.errors import FencecheckError
-from fencecheck.lockstep import ReferenceAPI
+from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
 from fencecheck.pytest_plugin import count_option
-from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, configured_system, reference_run
+from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, reference_run
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME
 
@@ -116,7 +116,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def system() -> ReferenceAPI:
     """The journal under test: the reference, or the system $FENCECHECK_SYSTEM names (`fencecheck gate
     --known-bad NAME` sets it to `known_bad.journal:NAME`)."""
-    return configured_system()
+    return configured_implementation(JOURNAL)
 
 
 @pytest.fixture(scope="session")

@@ -38,10 +38,10 @@ from hypothesis.stateful import (
 )
 
 from fencecheck import coverage, hypothesis_profiles
-from fencecheck.lockstep import Lockstep, ReferenceAPI
+from fencecheck.lockstep import Lockstep
 from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.systems import configured_system
+from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
+from fencecheck.systems import configured_implementation
 from model.journal import (
     MAX_REVISION,
     Acquire,
@@ -128,7 +128,7 @@ class JournalMachine(RuleBasedStateMachine):
     db: ClassVar[Any] = None
     plugin: ClassVar[SystemPlugin] = JOURNAL
     # The reference unless $FENCECHECK_SYSTEM names another (`fencecheck gate --known-bad`); a subclass may swap it.
-    system: ClassVar[ReferenceAPI] = configured_system()
+    system: ClassVar[ReferenceAPI] = configured_implementation(JOURNAL)
     # Programs of this test run: the last one, and those Hypothesis replayed as final (shrunk) examples.
     last_program: ClassVar[list] = []
     final_programs: ClassVar[list] = []
@@ -147,7 +147,8 @@ class JournalMachine(RuleBasedStateMachine):
         if self.db is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
-        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"])
+        self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"],
+                                 plugin=self.plugin)
         type(self).examples_run += 1
         self.clock = T0
         self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault

@@ -32,7 +32,7 @@ import pytest
 from hypothesis import settings
 
 from fencecheck import hypothesis_profiles
-from fencecheck.lockstep import ReferenceAPI
+from fencecheck.plugins.journal import ReferenceAPI
 from known_bad.crashing import journal_name_error
 from known_bad.journal import VARIANTS, Variant, variant
 from stateful_tests.journal_machine import JournalMachine

@@ -17,9 +17,14 @@ from typing import Any
 
 import attrs
 
+from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import key_of, write_key
-from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
+from fencecheck.lockstep import Lockstep
+from fencecheck.lockstep import replay as lockstep_replay
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
+from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
+from fencecheck.systems import import_module
 from model.journal import (
     MAX_REVISION,
     TRANSITIONS,
@@ -182,10 +187,57 @@ def audit_chain_problems(state: JournalState, stored: Mapping[str, Any], keys: I
 # --- implementations and histories -------------------------------------------------------------------------
 
 
-def _resolve(spec: str | None) -> ReferenceAPI:
-    from fencecheck.systems import resolve_system  # systems.py imports this module
+HINT = "Expected an importable module with the four journal functions, or known_bad.journal:<variant>."
 
-    return resolve_system(spec)
+
+def resolve_system(spec: str | None) -> ReferenceAPI:
+    """The ReferenceAPI a spec names; the reference itself (the `REFERENCE` object) for None, "" or
+    "reference", so identity checks against REFERENCE keep meaning "the real thing".
+
+    A spec is spelled as counterexample files spell it: an importable module with the four journal functions,
+    and `CommandJournalError` if it declares its error type (without one, its errors are told by their `.code`
+    alone: `ReferenceAPI.from_module`), or `package.module:name` for a named system the module builds with
+    `system(name)` (the known-bad catalogue: `known_bad.journal:<variant>`), or `journal:exec:<command line>`
+    for one that speaks docs/implementation-protocol.md."""
+    spec = (spec or "").strip()
+    if spec in ("", REFERENCE.module):
+        return REFERENCE
+    from .journal_exec import exec_journal, is_exec_spec  # it builds on this module's ReferenceAPI
+
+    if is_exec_spec(spec):  # `journal:exec:<command line>`: an implementation in another process
+        return exec_journal(spec)
+    module_name, named, name = spec.partition(":")
+    module = import_module(module_name, f"journal system {spec!r}", HINT)
+    if named:
+        build = getattr(module, "system", None)
+        if not callable(build):
+            raise SystemNotFoundError(f"journal system {spec!r}: {module_name} has no system(name) function. {HINT}")
+        try:
+            return build(name)
+        except KeyError as error:  # known_bad.journal.variant lists the known names in its message
+            raise SystemNotFoundError(f"journal system {spec!r}: {error.args[0] if error.args else error}") from None
+    try:
+        return ReferenceAPI.from_module(module)
+    except AttributeError as error:
+        raise SystemNotFoundError(f"journal system {spec!r}: {error}. {HINT}") from None
+
+
+def describe_impl(impl: Any) -> str | None:
+    if not isinstance(impl, ReferenceAPI):
+        return None
+    return "the reference" if impl is REFERENCE else (impl.module or "an unnamed system")
+
+
+def known_bad_variants() -> dict[str, str]:
+    """The catalogue's sequential and concurrent variants (known_bad/journal/), each by its spec."""
+    catalogue = import_module("known_bad.journal", "the journal's known-bad catalogue")
+    return {v.name: catalogue.SYSTEM_SPEC.format(name=v.name)
+            for v in (*catalogue.VARIANTS, *catalogue.CONCURRENT_VARIANTS)}
+
+
+def replay(db: Any, ops: Iterable[Operation], *, system: Any = None) -> Lockstep:
+    """`fencecheck.lockstep.replay` on the journal: what its counterexample files call."""
+    return lockstep_replay(db, ops, plugin=JOURNAL, system=system)
 
 
 def _error_code(impl: ReferenceAPI, error: BaseException) -> str | None:
@@ -241,7 +293,7 @@ JOURNAL = SystemPlugin(
     commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
     clock_of=lambda op: None if isinstance(op, InjectFault) else op.now,
     reference=REFERENCE,
-    resolve=_resolve,
+    resolve=resolve_system,
     invoke=lambda impl, db, op, clock, log=None: impl.call(db, op, clock, log),
     error_code=_error_code,
     unavailable_code=JOURNAL_UNAVAILABLE,
@@ -254,4 +306,8 @@ JOURNAL = SystemPlugin(
     commutes_when_read_only=lambda _op: True,
     shorten=shorten,
     parallel=_parallel_spec,
+    describe_impl=describe_impl,
+    known_bad_variants=known_bad_variants,
+    hoisted=hoisted,
+    counterexample_system=counterexample_system,
 )

@@ -25,6 +25,7 @@ from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_project, typed
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.systems import import_module
 from model.lantern import (
     ERROR_CODES,
     TRANSITIONS,
@@ -82,6 +83,12 @@ def resolve(spec: str | None) -> LanternSystem:
     except KeyError as error:
         raise SystemNotFoundError(f"lantern system {spec!r}: {error.args[0]}") from None
     return LanternSystem.of(found.system_spec, found.build())
+
+
+def known_bad_variants() -> dict[str, str]:
+    """The catalogue's variants (known_bad/lantern/), each by its spec."""
+    catalogue = import_module("known_bad.lantern", "the lantern's known-bad catalogue")
+    return {v.name: v.system_spec for v in catalogue.VARIANTS}
 
 
 def invoke(impl: LanternSystem, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Any:
@@ -224,6 +231,9 @@ LANTERN = SystemPlugin(
     error_code=_error_code,
     unavailable_code=LANTERN_UNAVAILABLE,
     spec_of=lambda impl: impl.name,
+    known_bad_variants=known_bad_variants,
+    describe_impl=lambda impl: (("the lantern reference" if impl is REFERENCE_LANTERN else impl.name)
+                                if isinstance(impl, LanternSystem) else None),
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=(),

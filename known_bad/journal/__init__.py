@@ -17,7 +17,7 @@ from types import ModuleType
 
 import attrs
 
-from fencecheck.lockstep import ReferenceAPI
+from fencecheck.plugins.journal import ReferenceAPI
 from known_bad.loader import load_reference_copy, mutate
 from model.journal import Operation
 

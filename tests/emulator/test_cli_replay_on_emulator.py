@@ -16,6 +16,7 @@ import pytest
 
 from fencecheck.contest_results import execute_contest
 from fencecheck.counterexamples import write_counterexample
+from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import execute
 from known_bad.journal import system, variant
@@ -38,14 +39,14 @@ def test_lockstep_program_still_fails_against_its_variant_only(emulator, tmp_pat
     name = "earlier-clock-finishes"
     witness = variant(name).witness
     bad = write_counterexample(tmp_path / "bad", witness, machine="JournalMachine",
-                               system_module=f"known_bad.journal:{name}")
+                               system_module=f"known_bad.journal:{name}", plugin=JOURNAL)
     done = replay(bad, emulator.host)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"against known_bad.journal:{name}" in done.stdout
     assert "still fails: LockstepMismatch: lockstep mismatch at step 3" in done.stdout
     assert "complete.clock_earlier.unavailable" in done.stdout
 
-    good = write_counterexample(tmp_path / "good", witness, machine="JournalMachine")  # the reference
+    good = write_counterexample(tmp_path / "good", witness, machine="JournalMachine", plugin=JOURNAL)  # the reference
     done = replay(good, emulator.host)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no longer fails" in done.stdout
@@ -54,12 +55,12 @@ def test_lockstep_program_still_fails_against_its_variant_only(emulator, tmp_pat
 def test_system_option_replays_a_program_against_another_implementation(emulator, tmp_path):
     name = "earlier-clock-finishes"
     bad = write_counterexample(tmp_path, variant(name).witness, machine="JournalMachine",
-                               system_module=f"known_bad.journal:{name}")
+                               system_module=f"known_bad.journal:{name}", plugin=JOURNAL)
     done = replay(bad, emulator.host, "--system", "reference")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "against the reference" in done.stdout and "no longer fails" in done.stdout
     good = write_counterexample(tmp_path / "good", variant(name).witness, machine="JournalMachine",
-                                system_module="reference")
+                                system_module="reference", plugin=JOURNAL)
     done = replay(good, emulator.host, "--system", f"known_bad.journal:{name}")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "still fails: LockstepMismatch" in done.stdout

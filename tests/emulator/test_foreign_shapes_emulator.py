@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 
 from fencecheck.lockstep import Lockstep
 from fencecheck.plugin import UndeclaredError
-from fencecheck.systems import resolve_system
+from fencecheck.plugins.journal import resolve_system
 from stateful_tests import machine_runner
 from stateful_tests.journal_machine import JournalMachine
 from tests.fakes import frozen_journal

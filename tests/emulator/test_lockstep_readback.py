@@ -20,7 +20,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 import reference
 from fencecheck.firestore_io import SENTINEL_PATH, ensure_sentinel, key_of, read_key_scope, read_project
-from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
+from fencecheck.lockstep import Lockstep, LockstepMismatch
+from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
 from model.journal import Acquire, CommandRef, FaultKind, InjectFault, Register
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 from stateful_tests.journal_machine import JournalMachine
@@ -80,7 +81,7 @@ STRAYS = list(_stray_writes(None))
 
 
 def _lockstep_with_y_leased(db: Any, **kwargs: Any) -> Lockstep:
-    lockstep = Lockstep(db, epoch=T0, **kwargs)
+    lockstep = Lockstep(db, epoch=T0, **kwargs, plugin=JOURNAL)
     lockstep.check_documents()
     for op in (Register(X, at(0)), Register(Y, at(0)), Acquire(Y, HOLDER, at(1))):
         lockstep.run(op)
@@ -199,7 +200,8 @@ ON_OWN_KEY = {
 
 @pytest.mark.parametrize("name", list(ON_OWN_KEY))
 def test_an_extra_write_on_the_steps_own_key_is_caught_at_that_step(firestore_db, name):
-    lockstep = Lockstep(firestore_db, system=_with_stray(ON_OWN_KEY[name]), epoch=T0, full_check_every=None)
+    lockstep = Lockstep(firestore_db, system=_with_stray(ON_OWN_KEY[name]), epoch=T0, full_check_every=None,
+                        plugin=JOURNAL)
     lockstep.check_documents()
     with pytest.raises(LockstepMismatch, match="read-back of key") as caught:
         lockstep.run(Register(X, at(0)))
@@ -211,7 +213,7 @@ def test_a_document_elsewhere_below_the_steps_key_is_caught_by_the_whole_project
     """Below the root but off the journal's read set: the per-step read-back need not see it; the next
     whole-project read-back does."""
     stray = _with_stray(lambda db, h: db.document(f"{root_path(h)}/lifecycle/previous").set({"n": 1}))
-    lockstep = Lockstep(firestore_db, system=stray, epoch=T0, full_check_every=None)
+    lockstep = Lockstep(firestore_db, system=stray, epoch=T0, full_check_every=None, plugin=JOURNAL)
     lockstep.check_documents()
     lockstep.run(Register(X, at(0)))
     with pytest.raises(LockstepMismatch, match="lifecycle/previous: stored, but the model has no such document"):
@@ -230,7 +232,8 @@ def test_the_state_machine_catches_a_top_level_stray_write_at_teardown(emulator,
 
         def __init__(self) -> None:
             super().__init__()
-            self.lockstep = Lockstep(self.db, system=self.system, epoch=T0)  # no transition coverage recorded
+            self.lockstep = Lockstep(self.db, system=self.system, epoch=T0,
+                                     plugin=JOURNAL)  # no transition coverage recorded
 
     StrayMachine.emulator, StrayMachine.project_id, StrayMachine.db = emulator, project_id, firestore_db
     run_settings = settings(

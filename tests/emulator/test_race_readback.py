@@ -12,9 +12,9 @@ import attrs
 import pytest
 
 import reference
-from fencecheck.lockstep import REFERENCE, ReferenceAPI
 from fencecheck.parallel import CONTENDED, BranchCall, CaseResult, ParallelProgram, run_once
 from fencecheck.parallel.execute import BROKEN, CONTENTION, OK
+from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
 from fencecheck.race import Ids, run_plan, run_problems
 from model.journal import Acquire, CommandRef, Register
 from race_tests.scenarios import BY_NAME

@@ -13,6 +13,7 @@ import pytest
 from fencecheck import cli
 from fencecheck.history import Call, Definite, History, Planned, simulate
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
+from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.race import Ids, judge, save_counterexample, simulate_plan
 from model.journal import Acquire, CommandRef, Register
@@ -66,7 +67,7 @@ def _contested_double_grant() -> list[Call]:
         holder = f"7c9e6679-7425-40de-944b-e07fc1f90a{k:02x}"
         plans.append(Planned(f"w{k}", Acquire(ref, holder, T0 + timedelta(seconds=1)), invoked, invoked + 9 * MS,
                              invoked + (k * 7919) % (9 * MS)))
-    calls = list(simulate(plans)[0].calls)
+    calls = list(simulate(plans, plugin=JOURNAL)[0].calls)
     grant = next(c for c in calls if c.outcome.observed.get("outcome") == "lease_acquired")
     busy = next(i for i, c in enumerate(calls) if c.outcome.observed.get("outcome") == "lease_busy")
     calls[busy] = attrs.evolve(calls[busy], outcome=Definite(grant.outcome.observed))

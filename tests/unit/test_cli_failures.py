@@ -9,11 +9,11 @@ import pytest
 
 from fencecheck import failures
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.lockstep import REFERENCE
+from fencecheck.plugins.journal import JOURNAL, REFERENCE, resolve_system
 from fencecheck.report import Run
 from fencecheck.report.render_html import render_html
 from fencecheck.report.render_markdown import render_markdown
-from fencecheck.systems import ENV_SYSTEM, configured_system, describe_system, resolve_system
+from fencecheck.systems import ENV_SYSTEM, configured_implementation, describe_system
 from tests.unit.report_support import fixture_run
 
 ROOT = Path("/work/project")
@@ -124,12 +124,12 @@ def test_collect_skips_suites_without_junit(tmp_path):
 def test_reference_is_the_reference_object():
     for spec in (None, "", "reference", "  reference  "):
         assert resolve_system(spec) is REFERENCE
-    assert configured_system({}) is REFERENCE
+    assert configured_implementation(JOURNAL, {}) is REFERENCE
     assert describe_system(REFERENCE) == "the reference"
 
 
 def test_known_bad_spec_builds_the_variant():
-    system = configured_system({ENV_SYSTEM: "known_bad.journal:earlier-clock-finishes"})
+    system = configured_implementation(JOURNAL, {ENV_SYSTEM: "known_bad.journal:earlier-clock-finishes"})
     assert system.module == "known_bad.journal:earlier-clock-finishes" and system is not REFERENCE
     assert system.error_type is not REFERENCE.error_type  # an isolated copy
 

@@ -14,7 +14,7 @@ import pytest
 from fencecheck import cli, replay
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import CounterexampleError, FencecheckError
-from fencecheck.lockstep import REFERENCE
+from fencecheck.plugins.journal import JOURNAL, REFERENCE
 from fencecheck.race import Ids, judge, save_counterexample, simulate_plan
 from known_bad.journal import variant
 from race_tests.scenarios import BY_NAME
@@ -131,7 +131,8 @@ def test_python_file_that_does_not_parse(tmp_path, capsys):
     ids=["unknown-variant", "missing-module", "not-a-journal"],
 )
 def test_program_naming_a_system_that_cannot_be_built(tmp_path, capsys, system, message):
-    path = write_counterexample(tmp_path, variant(VARIANT).witness, machine="JournalMachine", system_module=system)
+    path = write_counterexample(tmp_path, variant(VARIANT).witness, machine="JournalMachine", system_module=system,
+                                plugin=JOURNAL)
     code, err = _replay(path, capsys)
     assert code == 2 and message in err
 
@@ -141,9 +142,10 @@ def test_program_naming_a_system_that_cannot_be_built(tmp_path, capsys, system, 
 
 def test_program_system_reads_what_counterexamples_write(tmp_path):
     ops = variant(VARIANT).witness
-    named = write_counterexample(tmp_path / "a", ops, machine="M", system_module=f"known_bad.journal:{VARIANT}")
-    module = write_counterexample(tmp_path / "b", ops, machine="M", system_module="reference")
-    plain = write_counterexample(tmp_path / "c", ops, machine="M")
+    named = write_counterexample(tmp_path / "a", ops, machine="M", system_module=f"known_bad.journal:{VARIANT}",
+                                 plugin=JOURNAL)
+    module = write_counterexample(tmp_path / "b", ops, machine="M", system_module="reference", plugin=JOURNAL)
+    plain = write_counterexample(tmp_path / "c", ops, machine="M", plugin=JOURNAL)
     assert replay.program_system(named) == f"known_bad.journal:{VARIANT}"
     assert replay.program_system(module) == "reference"
     assert replay.program_system(plain) is None
@@ -200,7 +202,7 @@ def _fake_pytest(returncode: int, junit: str | None, stdout: str = ""):
 
 
 def _program(tmp_path: Path) -> Path:
-    return write_counterexample(tmp_path, variant(VARIANT).witness, machine="JournalMachine")
+    return write_counterexample(tmp_path, variant(VARIANT).witness, machine="JournalMachine", plugin=JOURNAL)
 
 
 def test_program_that_passes_no_longer_fails(tmp_path):
@@ -275,14 +277,14 @@ def test_a_malformed_parallel_program_is_a_usage_error(tmp_path, capsys):
 
 def test_system_override_naming_no_variant_is_a_usage_error(tmp_path, capsys):
     bad = write_counterexample(tmp_path, variant(VARIANT).witness, machine="M",
-                               system_module=f"known_bad.journal:{VARIANT}")
+                               system_module=f"known_bad.journal:{VARIANT}", plugin=JOURNAL)
     code = cli.main(["replay", str(bad), "--system", "known_bad.journal:no-such-variant"])
     err = capsys.readouterr().err
     assert code == 2 and "--system" in err and "no-such-variant" in err
 
 
 def test_system_override_of_another_system_is_a_usage_error(tmp_path, capsys):
-    bad = write_counterexample(tmp_path, variant(VARIANT).witness, machine="M")
+    bad = write_counterexample(tmp_path, variant(VARIANT).witness, machine="M", plugin=JOURNAL)
     code = cli.main(["replay", str(bad), "--system", "known_bad.lantern:whatever"])
     err = capsys.readouterr().err
     assert code == 2 and "names a lantern implementation" in err and "counterexample of the journal" in err
@@ -296,10 +298,11 @@ def _system_of(source: str) -> Any:
 
 def test_system_override_rewrites_a_program_to_the_named_implementation(tmp_path):
     ops = variant(VARIANT).witness
-    bad = write_counterexample(tmp_path / "a", ops, machine="M", system_module=f"known_bad.journal:{VARIANT}")
+    bad = write_counterexample(tmp_path / "a", ops, machine="M", system_module=f"known_bad.journal:{VARIANT}",
+                               plugin=JOURNAL)
     prepared = replay.prepare(bad, "reference")
     assert prepared.system is REFERENCE and _system_of(prepared.program) is REFERENCE
-    good = write_counterexample(tmp_path / "b", ops, machine="M", system_module="reference")
+    good = write_counterexample(tmp_path / "b", ops, machine="M", system_module="reference", plugin=JOURNAL)
     prepared = replay.prepare(good, f"known_bad.journal:{VARIANT}")
     assert prepared.system.module == f"known_bad.journal:{VARIANT}"
     assert _system_of(prepared.program).module == f"known_bad.journal:{VARIANT}"

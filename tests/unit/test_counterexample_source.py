@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import model.journal as journal
 from fencecheck.counterexamples import program_source, short_id, to_source, write_counterexample
+from fencecheck.plugins.journal import JOURNAL
 from model.journal import Acquire, CommandRef, Complete, Fail, FaultKind, InjectFault, Register
 
 NAMESPACE = {name: getattr(journal, name) for name in journal.__all__} | {"datetime": datetime, "UTC": UTC}
@@ -71,7 +72,8 @@ def test_times_keep_microseconds_and_stay_utc():
 
 @given(st.lists(operations, min_size=1, max_size=6))
 def test_program_module_compiles_and_its_ops_evaluate_back(ops):
-    source = program_source(ops, machine="JournalMachine", failure="AssertionError: boom", replay_command="x")
+    source = program_source(ops, machine="JournalMachine", failure="AssertionError: boom", replay_command="x",
+                            plugin=JOURNAL)
     module_globals: dict = {"__name__": "counterexample"}
     exec(compile(ast.parse(source), "<counterexample>", "exec"), module_globals)  # noqa: S102
     assert module_globals["OPS"] == ops
@@ -82,7 +84,8 @@ def test_program_module_compiles_and_its_ops_evaluate_back(ops):
 def test_program_names_a_swapped_system_and_wraps_long_failures(tmp_path):
     command = CommandRef("test", "firebase_uid", "u", "00000000-c0de-4000-8000-000000000000", "t", 1, "{}")
     ops = [Register(command, T0), Acquire(command, "00000000-1ea5-4000-a000-000000000000", T0)]
-    path = write_counterexample(tmp_path, ops, machine="M", failure="x" * 500, system_module="known_bad.journal")
+    path = write_counterexample(tmp_path, ops, machine="M", failure="x" * 500, system_module="known_bad.journal",
+                                plugin=JOURNAL)
     assert path.name == f"M-{short_id(ops, 'M')}.py"
     source = path.read_text()
     assert "SYSTEM = ReferenceAPI.from_module('known_bad.journal')" in source

@@ -22,14 +22,9 @@ from fencecheck.history import (
     classify_exception,
     simulate,
 )
-from fencecheck.history_codec import (
-    datetime_from_json,
-    datetime_to_json,
-    documents_from_json,
-    documents_to_json,
-    op_from_json,
-    op_to_json,
-)
+from fencecheck.history_codec import datetime_from_json, datetime_to_json, documents_from_json, documents_to_json
+from fencecheck.plugins.journal import JOURNAL
+from fencecheck.plugins.journal_codec import op_from_json, op_to_json
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step
 from reference.journal.errors import CommandJournalError
 from reference.journal.outputs import LEASE_BUSY, LeaseAcquired, LeaseTimestamp
@@ -376,7 +371,7 @@ def test_simulate_applies_in_effect_order_and_records_answers():
             Planned("b", Register(REF, T0 + timedelta(seconds=1)), 1, 10, 2),
             Planned("c", Acquire(REF, LEASE, T0 - timedelta(seconds=5)), 20, 30, 25),
             Planned("d", Acquire(OTHER, LEASE, T0), 20, 30, 21, lost="transport:OSError", applies=False),
-        ]
+        ], plugin=JOURNAL
     )
     outcomes = [c.outcome for c in history.calls]
     assert outcomes[0].observed["outcome"] == "registered_existing"

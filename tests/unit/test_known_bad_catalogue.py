@@ -27,7 +27,8 @@ import reference
 import reference.journal
 from fencecheck.counterexamples import program_source
 from fencecheck.firestore_io import typed
-from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
+from fencecheck.lockstep import Lockstep, LockstepMismatch
+from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
 from known_bad import loader
 from known_bad.journal import SYSTEM_SPEC, VARIANTS, Variant, system, variant
 from model.journal import TRANSITION_IDS, InjectFault, Operation, documents, documents_for, step
@@ -154,7 +155,7 @@ def first_disagreement(api: ReferenceAPI, ops: Sequence[Operation]) -> tuple[int
     stored documents or untouched-document update counts differ, with the model's transition there and the
     reason; None if all agree."""
     fake = FakeFirestore()
-    lockstep = Lockstep(fake, system=api)
+    lockstep = Lockstep(fake, system=api, plugin=JOURNAL)
     previous: dict[str, Any] = {}
     for index, op in enumerate(ops):
         counts = fake.update_counts()
@@ -219,7 +220,7 @@ def test_a_counterexample_names_the_variant_and_resolves_it():
     v = VARIANTS[0]
     spec = v.build().module
     assert spec == SYSTEM_SPEC.format(name=v.name)
-    source = program_source(list(v.witness), machine="KnownBadX", failure="boom", system_module=spec)
+    source = program_source(list(v.witness), machine="KnownBadX", failure="boom", system_module=spec, plugin=JOURNAL)
     assert "from known_bad.journal import system" in source
     assert f"SYSTEM = system({v.name!r})" in source
     assert "replay(firestore_db, OPS, system=SYSTEM)" in source

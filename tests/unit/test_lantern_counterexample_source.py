@@ -126,7 +126,7 @@ Replay it against the Firestore emulator:
 
 from datetime import UTC, datetime
 
-from fencecheck.lockstep import replay
+from fencecheck.plugins.journal import replay
 from known_bad.journal import system
 from model.journal import CommandRef, FaultKind, InjectFault, Register
 
@@ -156,7 +156,6 @@ def test_replay(firestore_db):
 def test_the_journal_form_is_unchanged():
     command = CommandRef("test", "firebase_uid", "u", "00000000-c0de-4000-8000-000000000000", "t", 1, "{}")
     ops = [Register(command, datetime(2026, 1, 1, tzinfo=UTC)), InjectFault(command, FaultKind.BAD_HASH)]
-    for plugin in ({}, {"plugin": JOURNAL}):  # the default is the journal
-        source = program_source(ops, machine="JournalMachine", failure="boom", system_module="known_bad.journal:x",
-                                replay_command="cmd", **plugin)
-        assert source == JOURNAL_GOLDEN
+    source = program_source(ops, machine="JournalMachine", failure="boom", system_module="known_bad.journal:x",
+                            replay_command="cmd", plugin=JOURNAL)
+    assert source == JOURNAL_GOLDEN

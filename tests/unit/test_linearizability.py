@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, Recorder, simulate
 from fencecheck.linearizability import FIRST_CAP, check, normalize_documents
+from fencecheck.plugins.journal import JOURNAL
 from model.journal import (
     Acquire,
     CommandRef,
@@ -319,7 +320,7 @@ def test_mutated_history_with_lost_answers_is_illegal_or_explained(op_list, data
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(concurrent_plans())
 def test_concurrent_model_history_is_ok(plans):
-    history, _state = simulate(plans)
+    history, _state = simulate(plans, plugin=JOURNAL)
     verdict = check(history)
     assert_witness(history, verdict)
     again = check(History.from_json(json.loads(json.dumps(history.to_json()))))
@@ -332,7 +333,7 @@ def test_concurrent_model_history_is_ok(plans):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(concurrent_plans(), st.data())
 def test_read_only_commutation_never_changes_the_verdict(plans, data):
-    history, _state = simulate(plans)
+    history, _state = simulate(plans, plugin=JOURNAL)
     calls = list(history.calls)
     returned = [i for i, c in enumerate(calls) if c.completed_at is not None]
     if returned and data.draw(st.booleans()):
@@ -433,7 +434,7 @@ def test_budget_of_one_gives_unknown_on_a_contested_history():
                 f"worker-{k}", Acquire(BASE, lease, at(1)), invoked, invoked + 9 * MS, invoked + rng.randrange(9 * MS)
             )
         )
-    history, _state = simulate(plans)
+    history, _state = simulate(plans, plugin=JOURNAL)
     verdict = check(history, budget=1)
     assert verdict.status == "unknown"
     assert verdict.explanation is None and verdict.final_state is None
@@ -526,15 +527,16 @@ def test_final_documents_choose_between_indefinite_outcomes():
         Planned("w1", Acquire(BASE, a, at(1)), 2 * MS, 3 * MS, 3 * MS),
         Planned("w1", Complete(BASE, a, 1, REFS[0], at(2)), 4 * MS, 5 * MS, 5 * MS, lost="transport:OSError"),
     ]
-    applied, _ = simulate(plans)
-    skipped, _ = simulate([*plans[:2], attrs.evolve(plans[2], applies=False)])
+    applied, _ = simulate(plans, plugin=JOURNAL)
+    skipped, _ = simulate([*plans[:2], attrs.evolve(plans[2], applies=False)], plugin=JOURNAL)
     assert applied.calls == skipped.calls
     for history, in_order in ((applied, True), (skipped, False)):
         verdict = check(history)
         assert_witness(history, verdict)
         assert (2 in [c.id for c in verdict.order[BASE.key_hash]]) is in_order
     # A stored succeeded lifecycle that no call could have written is illegal.
-    other = simulate([*plans[:2], Planned("w2", Complete(BASE, a, 1, REFS[1], at(2)), 4 * MS, 5 * MS, 5 * MS)])[0]
+    other = simulate([*plans[:2], Planned("w2", Complete(BASE, a, 1, REFS[1], at(2)), 4 * MS, 5 * MS, 5 * MS)],
+                     plugin=JOURNAL)[0]
     assert check(applied, final_documents=other.final_documents).status == "illegal"
 
 
@@ -552,7 +554,7 @@ def test_checker_is_pure_and_deterministic():
     plans = [Planned("api", Register(BASE, at(0)), 0, MS, MS)]
     for k, lease in enumerate([a, b, c]):
         plans.append(Planned(f"w{k}", Acquire(BASE, lease, at(1)), 2 * MS, 9 * MS, (3 + k) * MS))
-    history, _ = simulate(plans)
+    history, _ = simulate(plans, plugin=JOURNAL)
     before = history.to_json()
     verdicts = [check(history) for _ in range(3)]
     assert history.to_json() == before

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from fencecheck.firestore_io import key_of
 from fencecheck.lockstep import Lockstep
+from fencecheck.plugins.journal import JOURNAL
 from model.journal import MAX_REVISION, Acquire, CommandRef, FaultKind, InjectFault, Register, step
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
@@ -32,7 +33,7 @@ def test_key_of_names_the_key_whose_scope_holds_a_path():
 
 
 def _lockstep_after(*ops) -> Lockstep:
-    lockstep = Lockstep(db=None)
+    lockstep = Lockstep(db=None, plugin=JOURNAL)
     for op in ops:
         lockstep.state = step(lockstep.state, op)[0]
     return lockstep

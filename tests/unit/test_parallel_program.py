@@ -18,9 +18,8 @@ from hypothesis import HealthCheck, given, settings
 
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.history import Call, Definite, History
-from fencecheck.history_codec import datetime_to_json, op_to_json
+from fencecheck.history_codec import datetime_to_json
 from fencecheck.linearizability import check
-from fencecheck.lockstep import REFERENCE
 from fencecheck.parallel import (
     FAILS_ALWAYS,
     FAILS_IN_PREFIX,
@@ -39,6 +38,8 @@ from fencecheck.parallel.case import resolve_system, system_label
 from fencecheck.parallel.minimize import MIN_BRANCHES, candidates, minimize
 from fencecheck.parallel.program import T0
 from fencecheck.plugins import plugin
+from fencecheck.plugins.journal import REFERENCE
+from fencecheck.plugins.journal_codec import op_to_json
 from fencecheck.plugins.journal_parallel import HOLDERS, command, programs
 from known_bad.journal import CONCURRENT_VARIANTS
 from model.journal import Acquire, Complete, Fail, Register, documents_for, step

@@ -16,9 +16,8 @@ import pytest
 
 from fencecheck.history import Definite, Indefinite, classifier
 from fencecheck.plugin import UndeclaredError, contract_error_code, impl_output_json
-from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
+from fencecheck.plugins.journal import JOURNAL, ReferenceAPI, resolve_system
 from fencecheck.plugins.lantern import LANTERN
-from fencecheck.systems import resolve_system
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import CreateVenue, FaultKind, InjectFault
 from reference import LeaseAcquired, LeaseTimestamp

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 
+from fencecheck import plugins
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.history import Call, Definite, History, Indefinite, classifier
 from fencecheck.linearizability import check
@@ -48,6 +50,29 @@ def test_every_system_is_found_by_name_and_an_unknown_one_is_a_clear_error():
     assert [plugin(name).name for name in SYSTEM_NAMES] == ["journal", "lantern"]
     with pytest.raises(SystemNotFoundError, match="expected one of journal, lantern"):
         plugin("ledger")
+
+
+TOY = attrs.evolve(JOURNAL, name="toy")  # a third system, as far as the registry can tell
+
+
+def test_a_system_is_added_by_one_registry_line(monkeypatch):
+    monkeypatch.setitem(plugins.REGISTRY, "toy", f"{__name__}:TOY")
+    assert plugin("toy") is TOY
+    assert plugins.plugin_module("toy").__name__ == __name__
+
+
+@pytest.mark.parametrize("entry", [f"{__name__}:JOURNAL", f"{__name__}:CMD"])
+def test_a_registry_line_naming_another_object_is_a_clear_error(monkeypatch, entry):
+    monkeypatch.setitem(plugins.REGISTRY, "toy", entry)
+    with pytest.raises(SystemNotFoundError, match="is not the SystemPlugin called 'toy': fix its REGISTRY line"):
+        plugin("toy")
+
+
+def test_the_registry_names_its_plugins_by_module_and_attribute():
+    for name, where in plugins.REGISTRY.items():
+        module, _, attribute = where.partition(":")
+        assert module.startswith("fencecheck.plugins.") and attribute, where
+        assert plugin(name).name == name
 
 
 @pytest.mark.parametrize("system, ops", [

@@ -19,7 +19,7 @@ import pytest
 
 from fencecheck.firestore_io import Stored
 from fencecheck.history import Definite, History
-from fencecheck.lockstep import REFERENCE
+from fencecheck.plugins.journal import REFERENCE
 from fencecheck.race import (
     Caller,
     CallerRecord,
