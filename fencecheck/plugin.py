@@ -9,7 +9,8 @@ The harness's generic parts take a `SystemPlugin` and know nothing else of the s
 - the lockstep runner (`fencecheck.lockstep.Lockstep`) and the stateful scaffolding run each operation on the
   model and on an implementation, read the stored documents back and compare;
 - transition coverage (`fencecheck.coverage`) counts the rows of its transition table;
-- the contest runner (`fencecheck.contest`) races operations and judges the history.
+- the contest runner (`fencecheck.contest`) races operations and judges the history, and asks the plug-in
+  what else the stored documents must show (`contest_problems`).
 
 A *partition* is a part of the stored state that no operation reaches across: the journal's command key
 (every operation names one), or the whole project (the lantern's operations span users, lanterns and
@@ -115,6 +116,13 @@ class SystemPlugin:
     # later state unchanged wherever it matches there.
     commutes_when_read_only: Callable[[Any], bool] = lambda _op: False
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
+    # (model state after a contest's setup, the whole project read back after the setup and at the end (path
+    # -> a document with `.data` and `.update_time`), the `fencecheck.contest.Contest`) -> what must hold of
+    # the stored documents whatever order the calls took, beyond what the checker sees (the journal's audit
+    # chain and update times, the contest's expected terminal events from `Contest.facts`)
+    contest_problems: Callable[[Any, Mapping[str, Any], Mapping[str, Any], Any], list[str]] = (
+        lambda _state, _before, _after, _contest: []
+    )
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

@@ -27,21 +27,14 @@ from typing import Any
 
 import attrs
 
+from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, release_together
 from fencecheck.definite import contention_problem, contract_unavailable
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, read_project
 from fencecheck.history import History, Recorder
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
-from fencecheck.race import (
-    MAX_WHOLE_CALL_RETRIES,
-    Caller,
-    CallerRecord,
-    nested_paths,
-    project_problems,
-    release_together,
-    run_caller,
-    structural_problems,
-)
+from fencecheck.plugins.journal_calls import Caller, CallerRecord, nested_paths, run_caller
+from fencecheck.plugins.journal_structure import project_problems, structural_problems
 from model.journal import JournalState
 
 from .program import ParallelProgram

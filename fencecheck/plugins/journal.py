@@ -20,6 +20,7 @@ import attrs
 from fencecheck.firestore_io import key_of, write_key
 from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugins.journal_structure import contest_problems
 from model.journal import (
     MAX_REVISION,
     TRANSITIONS,
@@ -28,6 +29,7 @@ from model.journal import (
     CommandRef,
     Complete,
     Fail,
+    FaultKind,
     InjectFault,
     JournalState,
     Operation,
@@ -197,12 +199,19 @@ def _error_code(impl: ReferenceAPI, error: BaseException) -> str | None:
 
 
 def ops_to_json(ops: Sequence[Operation]) -> tuple[dict[str, Any], list[Any]]:
-    """Commands are written once, in a `commands` table, and operations name them (`c1`, `c2`, ...)."""
+    """Commands are written once, in a `commands` table, and operations name them (`c1`, `c2`, ...). An injected
+    fault (a contest's setup may hold one) is `{"type": "inject_fault", "command": name, "kind": kind}`."""
     names: dict[CommandRef, str] = {}
     for op in ops:
         names.setdefault(op.command, f"c{len(names) + 1}")
     header = {"commands": {name: command_to_json(ref) for ref, name in names.items()}}
-    return header, [op_to_json(op, command_names=names) for op in ops]
+    return header, [_op_to_json(op, names) for op in ops]
+
+
+def _op_to_json(op: Operation, names: Mapping[CommandRef, str]) -> dict[str, Any]:
+    if isinstance(op, InjectFault):
+        return {"type": "inject_fault", "command": names[op.command], "kind": op.kind.value}
+    return op_to_json(op, command_names=names)
 
 
 def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Operation]:
@@ -210,7 +219,17 @@ def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Operati
     if not isinstance(raw_commands, dict):
         raise ValueError("commands must be a JSON object")
     commands = {name: command_from_json(value) for name, value in raw_commands.items()}
-    return [op_from_json(item, commands=commands) for item in raw]
+    return [_op_from_json(item, commands) for item in raw]
+
+
+def _op_from_json(item: Any, commands: Mapping[str, CommandRef]) -> Operation:
+    if isinstance(item, dict) and item.get("type") == "inject_fault":
+        if sorted(item) != ["command", "kind", "type"]:
+            raise ValueError(f"an inject_fault entry has exactly type, command and kind, not {sorted(item)}")
+        if item["command"] not in commands:
+            raise ValueError(f"inject_fault names no known command: {item['command']!r}")
+        return InjectFault(commands[item["command"]], FaultKind(item["kind"]))
+    return op_from_json(item, commands=commands)
 
 
 JOURNAL = SystemPlugin(
@@ -247,4 +266,5 @@ JOURNAL = SystemPlugin(
     # fences only grow and terminal states absorb: see fencecheck.linearizability
     commutes_when_read_only=lambda _op: True,
     shorten=shorten,
+    contest_problems=contest_problems,
 )
