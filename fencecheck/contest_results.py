@@ -34,8 +34,8 @@ from fencecheck.contest import (
     answer_label,
     fresh_log,
     run_contest,
-    setup_state,
 )
+from fencecheck.contest_simulation import setup_state
 from fencecheck.definite import contention_problem, contract_unavailable
 from fencecheck.errors import CounterexampleError
 from fencecheck.history import History

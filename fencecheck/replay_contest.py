@@ -22,6 +22,7 @@ import attrs
 
 from fencecheck import contest
 from fencecheck.contest_results import contest_from_json, saved_format
+from fencecheck.contest_simulation import setup_state
 from fencecheck.emulator import close_client, new_run_token, project_id_for
 from fencecheck.errors import CounterexampleError, FencecheckError, SystemNotFoundError
 from fencecheck.history import History
@@ -71,7 +72,7 @@ def load_contest(path: Path) -> SavedContest:
         raise CounterexampleError(f"{path}: \"implementation\" must be a spec or null, not "
                                   f"{type(implementation).__name__}. {EXPECTED}")
     return SavedContest(path, plugin, implementation, rebuilt, history,
-                        contest.setup_state(plugin, rebuilt.setup), data.get("verdict"))
+                        setup_state(plugin, rebuilt.setup), data.get("verdict"))
 
 
 def replay_contest(saved: SavedContest, emulator: Any, explain: Any) -> tuple[bool, list[str]]:

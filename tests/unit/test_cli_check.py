@@ -11,8 +11,9 @@ import attrs
 import pytest
 
 from fencecheck import cli
-from fencecheck.contest import Ids, simulate_in_turn
+from fencecheck.contest import Ids
 from fencecheck.contest_results import save_counterexample
+from fencecheck.contest_simulation import simulate_in_turn
 from fencecheck.history import Call, Definite, History, Planned, simulate
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.plugins.journal import JOURNAL

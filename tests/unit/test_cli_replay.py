@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from fencecheck import cli, replay
-from fencecheck.contest import Ids, simulate_in_turn
+from fencecheck.contest import Ids
 from fencecheck.contest_results import save_counterexample
+from fencecheck.contest_simulation import simulate_in_turn
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import CounterexampleError, FencecheckError
 from fencecheck.lockstep import REFERENCE

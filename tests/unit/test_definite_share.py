@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import attrs
 import pytest
 
-from fencecheck.contest import ContestRun, Ids, RacerRecord, simulate_contest, simulate_in_turn
+from fencecheck.contest import ContestRun, Ids, RacerRecord
 from fencecheck.contest import judge as judge_contest
 from fencecheck.contest_results import contest_result
+from fencecheck.contest_simulation import simulate_contest, simulate_in_turn
 from fencecheck.definite import (
     RUN_SHARE_PERCENT,
     SCENARIO_SHARE_PERCENT,

@@ -32,8 +32,6 @@ from fencecheck.contest import (
     call_problems,
     judge,
     race_callers,
-    setup_state,
-    simulate_contest,
     split_documents,
 )
 from fencecheck.contest_results import (
@@ -46,6 +44,7 @@ from fencecheck.contest_results import (
     save_counterexample,
     save_result,
 )
+from fencecheck.contest_simulation import setup_state, simulate_contest
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate
 from fencecheck.linearizability import DEFAULT_BUDGET
 from fencecheck.plugins.journal import JOURNAL

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck.contest import ContestRun, Ids, Racer, RacerRecord, answer_label, race_callers, simulate_in_turn
+from fencecheck.contest import ContestRun, Ids, Racer, RacerRecord, answer_label, race_callers
 from fencecheck.contest import judge as judge_contest
 from fencecheck.contest_results import (
     contest_from_json,
@@ -27,6 +27,7 @@ from fencecheck.contest_results import (
     recheck,
     save_counterexample,
 )
+from fencecheck.contest_simulation import simulate_in_turn
 from fencecheck.firestore_io import Stored
 from fencecheck.history import Definite, History
 from fencecheck.lockstep import REFERENCE

@@ -10,8 +10,8 @@ import attrs
 import pytest
 
 from fencecheck import cli, hypothesis_profiles
-from fencecheck.contest import simulate_contest
 from fencecheck.contest_results import contest_result, save_result
+from fencecheck.contest_simulation import simulate_contest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report import GateRecord, Run, collect, judge
 from fencecheck.report.artifacts import known_bad_recorder, write_known_bad_result, write_stateful_summary
