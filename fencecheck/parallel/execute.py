@@ -29,11 +29,12 @@ import attrs
 
 from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, release_together
 from fencecheck.definite import contention_problem, contract_unavailable
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_key, read_project
+from fencecheck.firestore_io import CommitFailureClient, Stored, read_project
 from fencecheck.history import History, Recorder
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, ReferenceAPI
 from fencecheck.plugins.journal_calls import Caller, CallerRecord, nested_paths, run_caller
+from fencecheck.plugins.journal_store import read_key
 from fencecheck.plugins.journal_structure import project_problems, structural_problems
 from model.journal import JournalState
 

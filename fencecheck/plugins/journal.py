@@ -17,9 +17,9 @@ from typing import Any
 
 import attrs
 
-from fencecheck.firestore_io import key_of, write_key
 from fencecheck.history_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugins.journal_store import key_of, write_key
 from fencecheck.plugins.journal_structure import contest_problems
 from model.journal import (
     MAX_REVISION,

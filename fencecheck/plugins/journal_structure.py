@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fencecheck.firestore_io import Stored, key_of, typed
+from fencecheck.firestore_io import Stored, typed
+from fencecheck.plugins.journal_store import key_of
 from model.journal import JournalState, documents_for
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
