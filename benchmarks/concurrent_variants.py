@@ -3,7 +3,7 @@
 For each variant:
 
 1. the fixed race scenarios (race_tests/scenarios.py, 24-way), each `--races-repeat` times, run against the
-   variant with `fencecheck.race.execute(..., system=...)` and judged as the race suite judges them
+   variant with `race_tests.scenarios.execute(..., system=...)` and judged as the race suite judges them
    (checker verdict, structural invariants, the seed's promise): the scenarios that fail on it;
 2. the sequential lockstep state machine (stateful_tests/journal_machine.py) under the `ci` profile (or
    `--profile`), as stateful_tests/test_known_bad.py runs it: caught (a lockstep mismatch) or survived.
@@ -30,11 +30,11 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import settings  # noqa: E402
 
 from fencecheck import hypothesis_profiles  # noqa: E402
+from fencecheck.contest_results import write_json  # noqa: E402
 from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
 from fencecheck.lockstep import LockstepMismatch  # noqa: E402
-from fencecheck.race import execute, write_json  # noqa: E402
 from known_bad.journal import CONCURRENT_VARIANTS, variant  # noqa: E402
-from race_tests.scenarios import SCENARIOS  # noqa: E402
+from race_tests.scenarios import SCENARIOS, execute  # noqa: E402
 
 
 def races(emulator, api, repeat: int, token: str, counter: list[int]) -> dict[str, list[str]]:
@@ -47,8 +47,8 @@ def races(emulator, api, repeat: int, token: str, counter: list[int]) -> dict[st
             project = project_id_for(token, "xcheck", counter[0])
             db = emulator.client(project)
             try:
-                result, _run, verdict = execute(db, scenario, repeat=r, system=api, emulator=emulator,
-                                                project_id=project)
+                result, run = execute(db, scenario, repeat=r, system=api, emulator=emulator, project_id=project)
+                verdict = run.verdict
             finally:
                 close_client(db)
                 emulator.reset(project)

@@ -10,7 +10,7 @@ checker's time and the verdict counts; each target figure is marked MET or MISSE
 plus the emulator's lock-timeout count for the whole run. Repetitions run round-robin over the scenarios
 (r0 of every scenario, then r1, ...), one at a time, each in a fresh project with fresh ids. The summary
 goes to `artifacts/races/benchmark.json`, each run's full result (history included) to
-`artifacts/races/bench/<scenario>-<repeat>.json`; a run whose verdict is not ok also leaves a
+`artifacts/races/bench/journal_<scenario>-<repeat>.json`; a run whose verdict is not ok also leaves a
 counterexample in `counterexamples/`. Uses $FIRESTORE_EMULATOR_HOST when set, otherwise starts (and stops)
 its own emulator.
 
@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fencecheck.contest_results import ScenarioResult, write_json  # noqa: E402
 from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
-from fencecheck.race import ScenarioResult, execute, write_json  # noqa: E402
-from race_tests.scenarios import BY_NAME, SCENARIOS  # noqa: E402
+from race_tests.scenarios import BY_NAME, SCENARIOS, execute  # noqa: E402
 
 MEDIAN_TARGET_S = 10.0
 MAX_TARGET_S = 30.0
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 project = project_id_for(token, "bench", counter)
                 db = emulator.client(project)
                 try:
-                    result, _run, _verdict = execute(
+                    result, _run = execute(
                         db,
                         scenario,
                         repeat=repeat,

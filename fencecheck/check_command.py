@@ -3,9 +3,9 @@
 It takes any file that holds a history of any plug-in:
 
 - a bare history (`fencecheck.history/1`, `History.to_json`), checked from the plug-in's initial state;
-- a race result or counterexample (`fencecheck.race-result/1`, `fencecheck.race-counterexample/1`), or a
-  contest counterexample (`fencecheck.contest-counterexample/1`): checked from the model state after its
-  setup, which the file carries; its `history` names its plug-in (none named: the journal);
+- a race result or counterexample of either system (`fencecheck.race-result/2`,
+  `fencecheck.race-counterexample/2`): checked from the model state after its setup, which the file carries;
+  its `history` names its plug-in. A version-1 file is a usage error that says how to regenerate it;
 - a generated concurrent program's counterexample (`fencecheck.parallel-counterexample/1`): from the model
   state after its prefix;
 - a checker fixture (`tests/fixtures/histories/*.json`: a `history` beside its `expect`ation).
@@ -30,7 +30,9 @@ from .plugin import SystemPlugin
 from .plugins import plugin as plugin_named
 
 EXIT_CODES = {OK: 0, ILLEGAL: 1, UNKNOWN: 3}
-RACE_FORMATS = ("fencecheck.race-result/1", "fencecheck.race-counterexample/1", "fencecheck.contest-counterexample/1")
+RACE_FORMATS = ("fencecheck.race-result/2", "fencecheck.race-counterexample/2")  # fencecheck.contest_results
+OLD_RACE_FORMATS = (  # refused with how to regenerate (fencecheck.contest_results.saved_format)
+    "fencecheck.race-result/1", "fencecheck.race-counterexample/1", "fencecheck.contest-counterexample/1")
 PARALLEL_FORMAT = "fencecheck.parallel-counterexample/1"
 ACCEPTED = (
     f"Expected a saved history: {HISTORY_FORMAT}, a race result or counterexample ({', '.join(RACE_FORMATS)}),"
@@ -68,9 +70,10 @@ def _parse(data: object) -> Saved:
         history = History.from_json(data)
         plugin = plugin_named(history.system)
         return Saved("history", plugin, history, plugin.initial_state())
-    if form in RACE_FORMATS:
-        from .race import state_after_setup  # the race runner loads only for race files
+    if form in RACE_FORMATS or form in OLD_RACE_FORMATS:
+        from .contest_results import saved_format, state_after_setup  # the race runner loads only for race files
 
+        saved_format(data, "the file")  # a version-1 file: a CounterexampleError saying how to regenerate it
         history = History.from_json(data["history"])
         plugin = plugin_named(history.system)
         return Saved("race", plugin, history, state_after_setup(plugin, data))

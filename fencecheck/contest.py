@@ -9,28 +9,38 @@ project nobody else writes to:
 1. setup: every operation goes through `fencecheck.lockstep.Lockstep` (model and implementation in lockstep,
    answers and stored documents compared), then the whole project is read back once more. The lockstep's
    model state is the checker's initial state, so a contest never starts from an unverified state.
-2. race: every racer is released at once (`fencecheck.race.release_together`); each makes its call through
+2. race: every racer is released at once (`release_together`); each makes its call through
    `plugin.invoke` with a clock that reads the op's own clock reading, and a fresh attempt log. A racer whose
    answer is indefinite (the system's unavailable code, any exception that is not the system's error, no
    answer) retries the WHOLE call with the same op, at most `max_retries` more times, as a real caller with
-   a lost answer would. Every call is recorded by a `fencecheck.history.Recorder`.
+   a lost answer would. A racer with a `first_op` makes its first attempt with that op instead (the same
+   call whose commit the server rejects, `plugin.commit_fails`: it runs on a
+   `fencecheck.firestore_io.CommitFailureClient`, and every commit sent there must have been rejected).
+   Every call is recorded by a `fencecheck.history.Recorder`.
    Then each follower makes its call (retried the same way), recorded in the same history.
-3. the final stored documents: the whole project, split into the plug-in's partitions.
-4. judge: `fencecheck.linearizability.check` from the setup's model state against those documents.
+3. the final stored documents: the whole project, split into the plug-in's partitions (every partition of
+   the setup's state and every called one, so a write to an uncalled partition is judged too).
+4. judge: `fencecheck.linearizability.check` from the setup's model state against those documents; and the
+   plug-in's `contest_problems(initial state, project after the setup, project at the end, contest)`: what
+   must hold of the stored documents whatever the order (the journal's audit chain, update times, the
+   contest's expected terminal events, `Contest.facts`).
 
-The runner knows no system: structural invariants and a scenario's promise are the caller's (they arrive at
-`fencecheck.contest_results.contest_result` as lists of problems). `race_callers` is step 2 alone, for tests
+The runner knows no system: a scenario's promise is the caller's (it arrives at
+`fencecheck.contest_results.contest_result` as a list of problems). `race_callers` is step 2 alone, for tests
 that want raw answers.
 
-`simulate_contest` runs a contest through the model alone (no Firestore): histories for unit tests. A run's
-result record, its files and the whole contest end to end (`execute_contest`) are in
+Model-only runs of a contest (no Firestore; histories for unit tests) are in `fencecheck.contest_simulation`. A
+run's result record, its files and the whole contest end to end (`execute_contest`) are in
 `fencecheck.contest_results`.
 """
 
 from __future__ import annotations
 
 import functools
+import random
+import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -38,24 +48,20 @@ from typing import Any
 
 import attrs
 
-from fencecheck.firestore_io import read_project
+from fencecheck.firestore_io import CommitFailureClient, read_project
 from fencecheck.history import (
     Call,
     Definite,
     History,
     Indefinite,
     Outcome,
-    Planned,
     Recorder,
     classifier,
     observed_of,
-    simulate,
 )
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import Lockstep, OnceClock
 from fencecheck.plugin import SystemPlugin
-from fencecheck.race import answer_label, release_together
-from reference import AttemptLog
 
 MAX_WHOLE_CALL_RETRIES = 2
 
@@ -65,12 +71,30 @@ Documents = dict[str, dict[str, Any]]
 # --- what a contest is --------------------------------------------------------------------------------------
 
 
+class Ids:
+    """Fresh canonical UUID v4 strings for a contest's ids; deterministic for a given seed."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    def uuid(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+
 @attrs.frozen
 class Racer:
-    """One concurrent caller: a name unique in its contest and the one operation it calls (clock included)."""
+    """One concurrent caller: a name unique in its contest and the one operation it calls (clock included).
+    `first_op`: what its first attempt calls instead, when that differs (the same call on a client whose
+    commit the server rejects, `plugin.commit_fails`); every whole-call retry calls `op`."""
 
     name: str
     op: Any
+    first_op: Any = attrs.field(default=None, kw_only=True)
+
+    def op_of(self, attempt: int) -> Any:
+        """The operation of whole-call attempt 0, 1, ..."""
+        return self.first_op if attempt == 0 and self.first_op is not None else self.op
 
 
 @attrs.frozen
@@ -80,6 +104,9 @@ class Contest:
     racers: tuple[Racer, ...] = attrs.field(converter=tuple)
     followers: tuple[Racer, ...] = attrs.field(default=(), converter=tuple, kw_only=True)
     epoch: datetime | None = None  # times in descriptions are shown relative to it
+    # What the plug-in's `contest_problems` expects of this contest beyond the history (the journal's
+    # "terminalEvents": the number of terminal audit events stored at the end); plain JSON, saved with the run.
+    facts: Mapping[str, Any] = attrs.field(factory=dict, kw_only=True, hash=False)
 
     def __attrs_post_init__(self) -> None:
         if not self.racers:
@@ -87,6 +114,11 @@ class Contest:
         names = [racer.name for racer in (*self.racers, *self.followers)]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.scenario}: racer and follower names must be unique")
+
+    @property
+    def callers(self) -> tuple[Racer, ...]:
+        """The racers, then the followers."""
+        return (*self.racers, *self.followers)
 
     @property
     def width(self) -> int:
@@ -114,6 +146,7 @@ class CallRecord:
     looks: int = 0
     clock_reads: int | None = None  # None: unknown (a call whose racer's thread never returned)
     unexpected: str | None = None  # an exception that is not the system's error
+    op: Any = None  # the operation this call made (a racer's `first_op` or `op`); None: not known
 
 
 @attrs.frozen
@@ -183,7 +216,69 @@ class ContestRun:
         return Counter(record.label for record in self.racers)
 
 
+def answer_label(outcome: Outcome) -> str:
+    """`lease_acquired@fence`, another output's outcome, a definite error code, or the indefinite reason."""
+    if not outcome.definite:
+        return outcome.reason
+    observed = outcome.observed
+    if isinstance(observed, str):
+        return observed
+    label = str(observed.get("outcome"))
+    if "fenceEpoch" in observed:
+        label += f"@{observed['fenceEpoch']}"
+    return label
+
+
 # --- racing -------------------------------------------------------------------------------------------------
+
+
+class CallCounts:
+    """The attempt log handed to each call: what the implementation counts (read-write attempts, aborted ones,
+    lock-free looks), for evidence. Any object with these attributes will do."""
+
+    __slots__ = ("attempts", "aborts", "looks")
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.aborts = 0
+        self.looks = 0
+
+
+def release_together(
+    tasks: Sequence[Callable[[], Any]],
+    names: Sequence[str],
+    *,
+    barrier_timeout: float,
+    join_timeout: float,
+    label: str,
+) -> tuple[list[Any], tuple[int, ...]]:
+    """Run each task on its own thread, all released at once by one barrier; wait up to `join_timeout` in
+    all. Returns each task's result (None while still running) and the indices of the threads still
+    running. A broken barrier or a task that raised is a harness failure (RuntimeError), never a verdict."""
+    results: list[Any] = [None] * len(tasks)
+    barrier = threading.Barrier(len(tasks))
+    errors: dict[str, str] = {}
+
+    def worker(index: int) -> None:
+        try:
+            barrier.wait(timeout=barrier_timeout)
+        except threading.BrokenBarrierError:
+            errors[names[index]] = "the start barrier broke"
+            return
+        try:
+            results[index] = tasks[index]()
+        except BaseException as error:  # a harness failure must not pass silently
+            errors[names[index]] = f"{type(error).__name__}: {error}"
+
+    threads = [threading.Thread(target=worker, args=(i,), name=name, daemon=True) for i, name in enumerate(names)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + join_timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if errors:
+        raise RuntimeError(f"{label} harness failure: {sorted(errors.items())[:3]}")
+    return results, tuple(i for i, thread in enumerate(threads) if thread.is_alive())
 
 
 def _call_once(
@@ -207,6 +302,7 @@ def _call_once(
         getattr(log, "looks", 0),
         clock.reads,
         unexpected,
+        op,
     )
 
 
@@ -219,10 +315,17 @@ def _race_one(
     racer: Racer,
     max_retries: int,
     new_log: Callable[[int, int], Any],
+    failing_db: Any = None,
 ) -> RacerRecord:
     calls: list[CallRecord] = []
     for attempt in range(1 + max_retries):
-        call = _call_once(plugin, implementation, db, recorder, racer.name, racer.op, new_log(index, attempt))
+        op = racer.op_of(attempt)
+        target = db
+        if plugin.commit_fails(op):
+            if failing_db is None:
+                raise RuntimeError(f"{racer.name}: a commit-failing call needs a CommitFailureClient")
+            target = failing_db
+        call = _call_once(plugin, implementation, target, recorder, racer.name, op, new_log(index, attempt))
         calls.append(call)
         if call.outcome.definite:
             break
@@ -241,12 +344,17 @@ def _with_history(record: RacerRecord, history: History) -> RacerRecord:
 
 def _never_returned(racer: Racer, history: History) -> RacerRecord:
     """A racer whose thread was still running when the harness gave up: its calls as the recorder saw them."""
-    return RacerRecord(racer, tuple(CallRecord(c.id, c.outcome) for c in history.calls if c.caller == racer.name))
+    return RacerRecord(racer, tuple(CallRecord(c.id, c.outcome, op=c.op) for c in history.calls
+                                    if c.caller == racer.name))
 
 
-def fresh_log(_index: int, _attempt: int) -> AttemptLog:
+def fresh_log(_index: int, _attempt: int) -> CallCounts:
     """The default `new_log(racer index, whole-call attempt)`: every call gets its own attempt counts."""
-    return AttemptLog()
+    return CallCounts()
+
+
+def needs_failing_client(plugin: SystemPlugin, racers: Iterable[Racer]) -> bool:
+    return any(plugin.commit_fails(racer.op_of(0)) for racer in racers)
 
 
 def race_callers(
@@ -261,17 +369,22 @@ def race_callers(
     barrier_timeout: float = 120.0,
     join_timeout: float = 600.0,
     label: str = "contest",
+    failing_db: Any = None,
 ) -> tuple[tuple[RacerRecord, ...], History, tuple[str, ...]]:
     """Release every racer at once and wait for them (step 2 of `run_contest`, nothing else).
 
     `new_log(racer index, attempt number)` gives the attempt log handed to that call (default: a fresh
-    `AttemptLog`; a test may hand its own to watch it live). Returns the racers' records (call ids and
+    `CallCounts`; a test may hand its own to watch it live). Returns the racers' records (call ids and
     outcomes as in the history), the history without final documents, and the names of racers still running
-    at `join_timeout` (their unfinished calls are in the history as calls that never returned)."""
+    at `join_timeout` (their unfinished calls are in the history as calls that never returned). `failing_db`:
+    the client for commit-failing first attempts (default: a `CommitFailureClient` of `db`, made when needed)."""
     if recorder is None:
         recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
+    if failing_db is None and needs_failing_client(plugin, racers):
+        failing_db = CommitFailureClient(db)
     tasks = [
-        functools.partial(_race_one, plugin, implementation, db, recorder, i, racer, max_retries, new_log)
+        functools.partial(_race_one, plugin, implementation, db, recorder, i, racer, max_retries, new_log,
+                          failing_db)
         for i, racer in enumerate(racers)
     ]
     results, hung_indices = release_together(
@@ -295,11 +408,16 @@ def race_callers(
 def run_setup(db: Any, contest: Contest, *, plugin: SystemPlugin, implementation: Any) -> Any:
     """Apply the setup to the model and the implementation in lockstep (a disagreement raises
     `LockstepMismatch`); then read back the whole project. Returns the model state after the setup."""
+    return _setup(db, contest, plugin=plugin, implementation=implementation)[0]
+
+
+def _setup(db: Any, contest: Contest, *, plugin: SystemPlugin, implementation: Any) -> tuple[Any, dict[str, Any]]:
+    """`run_setup`, and the whole project as it read it back (every document with its update time)."""
     lockstep = Lockstep(db, plugin=plugin, system=implementation, epoch=contest.epoch, full_check_every=None)
     for op in contest.setup:
         lockstep.run(op)
     lockstep.check_project()  # an empty setup included: the project must then be empty
-    return lockstep.state
+    return lockstep.state, lockstep.stored_project()
 
 
 def split_documents(
@@ -364,7 +482,8 @@ def run_contest(
     plug-in's reference when None."""
     implementation = plugin.reference if implementation is None else implementation
     started = time.perf_counter()
-    initial = run_setup(db, contest, plugin=plugin, implementation=implementation)
+    initial, before = _setup(db, contest, plugin=plugin, implementation=implementation)
+    failing = CommitFailureClient(db) if needs_failing_client(plugin, contest.callers) else None
     recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
     records, race_history, hung = race_callers(
         plugin,
@@ -376,15 +495,16 @@ def run_contest(
         new_log=new_log,
         join_timeout=join_timeout,
         label=contest.scenario,
+        failing_db=failing,
     )
     first = len(contest.racers)  # followers' logs are numbered after the racers'
     followers = [
-        _race_one(plugin, implementation, db, recorder, first + i, follower, max_retries, new_log)
+        _race_one(plugin, implementation, db, recorder, first + i, follower, max_retries, new_log, failing)
         for i, follower in enumerate(contest.followers)
     ]
-    everyone = (*contest.racers, *contest.followers)
-    partitions = {*plugin.partitions_of_state(initial), *(plugin.partition_of(r.op) for r in everyone)}
-    stored = {path: item.data for path, item in read_project(db).items()}
+    partitions = {*plugin.partitions_of_state(initial), *(plugin.partition_of(r.op) for r in contest.callers)}
+    after = read_project(db)
+    stored = {path: item.data for path, item in after.items()}
     final_documents, strays = split_documents(plugin, stored, partitions)
     history = recorder.history(final_documents)
     followers = [_with_history(record, history) for record in followers]
@@ -392,6 +512,10 @@ def run_contest(
     problems = [f"{name}: still running when the harness gave up" for name in hung]
     problems += call_problems((*records, *followers), plugin)
     problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
+    problems += plugin.contest_problems(initial, before, after, contest)
+    if failing is not None:
+        problems += [f"a commit that the server should have rejected was applied: {list(paths)}"
+                     for paths, error in list(failing.rejected) if error is None]
     return ContestRun(
         contest,
         plugin,
@@ -417,75 +541,23 @@ def _race_seconds(calls: Sequence[Call]) -> float:
     return (max(finished) - min(call.invoked_at for call in calls)) / 1e9
 
 
-# --- model-only runs (unit tests) ---------------------------------------------------------------------------
-
-
-def setup_state(plugin: SystemPlugin, setup: Iterable[Any]) -> Any:
-    """The model state after the setup (what `run_setup` verifies the implementation reaches)."""
-    state = plugin.initial_state()
-    for op in setup:
-        state, _result = plugin.step(state, op)
-    return state
-
-
-def simulate_contest(
-    contest: Contest,
-    *,
-    plugin: SystemPlugin,
-    effect_order: Sequence[int] | None = None,
-    invocation_order: Sequence[int] | None = None,
-    budget: int = DEFAULT_BUDGET,
-) -> ContestRun:
-    """The contest through the model alone: the racers take effect one at a time in `effect_order` (indexes into
-    `contest.racers`; default as listed) and are invoked in `invocation_order` (default: the effect order).
-    Every racer is invoked before any completes, as behind a real start barrier, which leaves the checker the
-    most orders to consider; `invocation_order` decides which it tries first. The followers come after, one
-    at a time. Answers are the model's (its unavailable code indefinite); there are no whole-call retries.
-    The run is judged like a real one."""
-    n = contest.width
-    effect = list(range(n)) if effect_order is None else list(effect_order)
-    invoked = effect if invocation_order is None else list(invocation_order)
-    for order in (effect, invoked):
-        if sorted(order) != list(range(n)):
-            raise ValueError("an order must be a permutation of the racers")
-    initial = setup_state(plugin, contest.setup)
-    effect_place = {racer: place for place, racer in enumerate(effect)}
-    invoke_place = {racer: place for place, racer in enumerate(invoked)}
-    planned = [
-        Planned(racer.name, racer.op, invoke_place[i], 2 * n + effect_place[i], n + effect_place[i])
-        for i, racer in enumerate(contest.racers)
-    ]
-    after = 3 * n  # every racer has completed
-    planned += [
-        Planned(follower.name, follower.op, after + 2 * i, after + 2 * i + 1, after + 2 * i)
-        for i, follower in enumerate(contest.followers)
-    ]
-    history, _state = simulate(planned, plugin=plugin, initial_state=initial)
-    final_documents = dict(history.final_documents or {})
-    verdict, checker_seconds = judge(plugin, history, initial, final_documents, budget=budget)
-    records = tuple(
-        RacerRecord(racer, (CallRecord(i, history.by_id(i).outcome, 1, 0, 0, 1),))
-        for i, racer in enumerate((*contest.racers, *contest.followers))
-    )
-    return ContestRun(contest, plugin, plugin.reference, initial, records[:n], history, final_documents, verdict,
-                      checker_seconds, followers=records[n:])
-
-
 __all__ = [
     "MAX_WHOLE_CALL_RETRIES",
+    "CallCounts",
     "CallRecord",
     "Contest",
     "ContestRun",
+    "Ids",
     "Racer",
     "RacerRecord",
+    "answer_label",
     "call_problems",
     "fresh_log",
     "judge",
     "qualified_name",
     "race_callers",
+    "release_together",
     "run_contest",
     "run_setup",
-    "setup_state",
-    "simulate_contest",
     "split_documents",
 ]

@@ -1,12 +1,18 @@
 """A contest run as evidence: its result record, its files, and one contest end to end.
 
-- `contest_result(run, ...)`: the run as the race suite's `fencecheck.race.ScenarioResult`;
-- `save_result` writes it as a `fencecheck.race.RESULT_FORMAT` document (the evidence report's input) to
+- `contest_result(run, ...)`: the run as a `ScenarioResult`, the race suites' record (either system);
+- `save_result` writes it as a `RESULT_FORMAT` document (the evidence report's input) to
   `<artifacts>/<system>_<scenario>-<repeat>.json`;
-- `save_counterexample` writes a failed run's history, setup and implementation to
-  `<counterexamples>/race-<system>_<scenario>-<shortid>.json`; `load_saved` reads either file back and
-  `recheck` judges it again (pure: the final documents are part of the history);
+- `save_counterexample` writes a failed run's contest and history to
+  `<counterexamples>/race-<system>_<scenario>-<shortid>.json` (`COUNTEREXAMPLE_FORMAT`); `load_saved` reads
+  either file back and `recheck` judges it again (pure: the final documents are part of the history);
 - `execute_contest`: run (`fencecheck.contest.run_contest`), judge, build the result and save both files.
+
+Both files hold the whole contest (`contest_json`): the setup, every racer's and follower's operation (and
+`firstOp` when its first attempt differs), the contest's `facts`, all written with the plug-in's
+`ops_to_json` under one `setupHeader`, so `fencecheck replay` can run the same contest again. Version 1 of
+these files (the journal's own race runner, and the lantern's `fencecheck.contest-counterexample/1`) did not
+record the racers' operations; it is refused with a `CounterexampleError` that says how to regenerate.
 """
 
 from __future__ import annotations
@@ -14,22 +20,97 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fencecheck.contest import Contest, ContestRun, RacerRecord, fresh_log, run_contest, setup_state
+import attrs
+
+from fencecheck.contest import (
+    Contest,
+    ContestRun,
+    Racer,
+    RacerRecord,
+    answer_label,
+    fresh_log,
+    run_contest,
+)
+from fencecheck.contest_simulation import setup_state
 from fencecheck.definite import contention_problem, contract_unavailable
+from fencecheck.errors import CounterexampleError
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
-from fencecheck.race import RESULT_FORMAT, ScenarioResult, answer_label, write_json
 
-COUNTEREXAMPLE_FORMAT = "fencecheck.contest-counterexample/1"
+RESULT_FORMAT = "fencecheck.race-result/2"
+COUNTEREXAMPLE_FORMAT = "fencecheck.race-counterexample/2"
+FORMATS = (RESULT_FORMAT, COUNTEREXAMPLE_FORMAT)
+OLD_FORMATS = ("fencecheck.race-result/1", "fencecheck.race-counterexample/1", "fencecheck.contest-counterexample/1")
+REGENERATE = ("Run the race suite again to regenerate it (.venv/bin/python -m pytest race_tests -n 2; "
+              "its results go to artifacts/races/, failed histories to counterexamples/).")
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write `data` as indented JSON, atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=str) + "\n")
+    tmp.replace(path)
+    return path
 
 
 # --- results ------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ScenarioResult:
+    """One race run's record, either system's (`contest_result`); `to_json` is the head of its result file."""
+
+    scenario: str
+    repeat: int
+    width: int
+    race_seconds: float
+    total_seconds: float
+    outcomes: dict[str, int]  # final answer per caller
+    first_outcomes: dict[str, int]  # first attempt's answer per caller
+    callers: int
+    definite_callers: int
+    definite_share: float  # callers with a definite answer after <= max whole-call retries
+    whole_call_retries: int
+    retried_callers: int
+    calls: int  # calls in the history (race, retries and after-calls)
+    attempts: int  # transaction attempts, summed over every call
+    aborts: int
+    max_attempts: int  # most transaction attempts one call needed
+    verdict: str
+    checker_ms: float
+    checker_steps: int
+    problems: tuple[str, ...]  # the harness's and the system's structural findings
+    promise_problems: tuple[str, ...]  # the seed's specific promise
+    explanation: str | None = None
+    counterexample: str | None = None
+    project_id: str | None = None
+    key_hash: str | None = None  # always None since format 2 (kept so the record's keys stay the same)
+    lock_timeouts: int | None = None  # emulator-wide, during this run (shared by parallel workers)
+    # Racing callers left indefinite with the model's own unavailable answer (fencecheck.definite): they
+    # count with the definite ones for the share.
+    contract_unavailable_callers: int = 0
+    # Too few definite callers for the verdict to mean anything (fencecheck.definite): never a pass.
+    contention: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.verdict == "ok" and not self.problems and not self.promise_problems and self.contention is None
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = attrs.asdict(self)
+        out["problems"] = list(self.problems)
+        out["promise_problems"] = list(self.promise_problems)
+        out["format"] = RESULT_FORMAT
+        return out
 
 
 def contest_result(
@@ -81,12 +162,70 @@ def contest_result(
     )
 
 
-def _setup_json(plugin: SystemPlugin, setup: Sequence[Any]) -> dict[str, Any]:
-    header, entries = plugin.ops_to_json(list(setup))
-    out: dict[str, Any] = {"setup": entries}
-    if header:
-        out["setupHeader"] = header
+def contest_json(plugin: SystemPlugin, contest: Contest) -> dict[str, Any]:
+    """The contest as saved: `setupHeader` (when the plug-in writes one), `setup`, `racers` and `followers`
+    (`name`, `op`, and `firstOp` when the first attempt differs) and `facts`; every operation written by one
+    `plugin.ops_to_json` call, so the header names them all."""
+    callers = contest.callers
+    firsts = [racer for racer in callers if racer.first_op is not None]
+    ops = [*contest.setup, *(racer.op for racer in callers), *(racer.first_op for racer in firsts)]
+    header, entries = plugin.ops_to_json(ops)
+    setup, rest = entries[: len(contest.setup)], entries[len(contest.setup):]
+    plain, first = rest[: len(callers)], dict(zip((r.name for r in firsts), rest[len(callers):], strict=True))
+
+    def racer_json(racer: Racer, entry: Any) -> dict[str, Any]:
+        out = {"name": racer.name, "op": entry}
+        if racer.name in first:
+            out["firstOp"] = first[racer.name]
+        return out
+
+    shown = [racer_json(racer, entry) for racer, entry in zip(callers, plain, strict=True)]
+    out: dict[str, Any] = {"setupHeader": header} if header else {}
+    out.update(setup=setup, racers=shown[: contest.width], followers=shown[contest.width:],
+               facts=dict(contest.facts))
     return out
+
+
+def contest_from_json(plugin: SystemPlugin, data: Mapping[str, Any], *, scenario: str | None = None) -> Contest:
+    """The contest a saved file holds (`contest_json`), called `scenario` (default: the file's `scenario`, the
+    run's qualified name, less its `<system>_` prefix); a malformed one raises KeyError, TypeError or
+    ValueError."""
+    header = data.get("setupHeader", {})
+
+    def racers(key: str) -> list[Racer]:
+        out = []
+        for entry in data[key]:
+            (op,) = plugin.ops_from_json(header, [entry["op"]])
+            first = plugin.ops_from_json(header, [entry["firstOp"]])[0] if "firstOp" in entry else None
+            out.append(Racer(str(entry["name"]), op, first_op=first))
+        return out
+
+    setup = plugin.ops_from_json(header, data["setup"])
+    everyone = [*racers("racers"), *racers("followers")]
+    clocks = [now for op in (*setup, *(r.op for r in everyone)) if (now := plugin.clock_of(op)) is not None]
+    facts = data.get("facts", {})
+    if not isinstance(facts, dict):
+        raise ValueError("facts must be a JSON object")
+    name = scenario if scenario is not None else str(data.get("scenario", "unknown")).removeprefix(f"{plugin.name}_")
+    return Contest(name, setup, racers("racers"), followers=racers("followers"),
+                   epoch=min(clocks, default=None), facts=facts)
+
+
+def saved_format(data: Any, where: str) -> str:
+    """The format of a saved race file; an old version is a `CounterexampleError` saying how to regenerate."""
+    found = data.get("format") if isinstance(data, dict) else type(data).__name__
+    if found in OLD_FORMATS:
+        raise CounterexampleError(f"{where}: a saved race of format {found!r}, which this fencecheck no longer "
+                                  f"reads (expected {' or '.join(FORMATS)}). {REGENERATE}")
+    if found not in FORMATS:
+        raise CounterexampleError(f"{where}: not a saved race (format {found!r}; expected "
+                                  f"{' or '.join(FORMATS)}).")
+    return found
+
+
+def state_after_setup(plugin: SystemPlugin, data: Mapping[str, Any]) -> Any:
+    """The model state after a saved contest's setup (what its history is checked from)."""
+    return setup_state(plugin, plugin.ops_from_json(data.get("setupHeader", {}), data["setup"]))
 
 
 def _racers_json(records: Sequence[RacerRecord]) -> list[dict[str, Any]]:
@@ -103,31 +242,34 @@ def _racers_json(records: Sequence[RacerRecord]) -> list[dict[str, Any]]:
     ]
 
 
-def result_document(result: ScenarioResult, run: ContestRun) -> dict[str, Any]:
-    """The JSON saved per run: the result record, the system and implementation, the setup, each racer's calls
-    and the full history (final documents included)."""
+def result_document(result: ScenarioResult, run: ContestRun, *, ids_seed: int | None = None) -> dict[str, Any]:
+    """The JSON saved per run: the result record, the system and implementation, the contest, each racer's
+    calls and the full history (final documents included); `idsSeed` when the contest's ids came from one."""
     out = result.to_json()
     out["system"] = run.plugin.name
     out["implementation"] = run.plugin.spec_of(run.implementation)
-    out.update(_setup_json(run.plugin, run.contest.setup))
+    if ids_seed is not None:
+        out["idsSeed"] = ids_seed
+    out.update(contest_json(run.plugin, run.contest))
     out["callerAttempts"] = _racers_json(run.racers)
     out["afterAttempts"] = _racers_json(run.followers)
     out["history"] = run.history.to_json()
     return out
 
 
-def save_result(result: ScenarioResult, run: ContestRun, directory: Path) -> Path:
+def save_result(result: ScenarioResult, run: ContestRun, directory: Path, *, ids_seed: int | None = None) -> Path:
     """`<directory>/<system>_<scenario>-<repeat>.json` (the name is `result.scenario`, i.e. `run.name`)."""
-    return write_json(directory / f"{result.scenario}-{result.repeat}.json", result_document(result, run))
+    return write_json(directory / f"{result.scenario}-{result.repeat}.json",
+                      result_document(result, run, ids_seed=ids_seed))
 
 
 def save_counterexample(run: ContestRun, directory: Path) -> Path:
-    """`<directory>/race-<system>_<scenario>-<shortid>.json`: setup, history (final documents included), system,
-    implementation and the verdict with its explanation; `recheck(path)` judges it again. The short id is a
-    digest of setup and history, so one history always lands in one file."""
-    setup = _setup_json(run.plugin, run.contest.setup)
+    """`<directory>/race-<system>_<scenario>-<shortid>.json`: the contest, history (final documents included),
+    system, implementation and the verdict with its explanation; `recheck(path)` judges it again. The short id
+    is a digest of contest and history, so one history always lands in one file."""
+    contest = contest_json(run.plugin, run.contest)
     history = run.history.to_json()
-    digest = hashlib.sha256(json.dumps([setup, history], sort_keys=True, default=str).encode()).hexdigest()
+    digest = hashlib.sha256(json.dumps([contest, history], sort_keys=True, default=str).encode()).hexdigest()
     data = {
         "format": COUNTEREXAMPLE_FORMAT,
         "scenario": run.name,
@@ -135,9 +277,7 @@ def save_counterexample(run: ContestRun, directory: Path) -> Path:
         "implementation": run.plugin.spec_of(run.implementation),
         "verdict": run.verdict.status,
         "explanation": run.verdict.explain(),
-        "racers": [record.racer.name for record in run.racers],
-        "followers": [record.racer.name for record in run.followers],
-        **setup,
+        **contest,
         "history": history,
     }
     return write_json(directory / f"race-{run.name}-{digest[:10]}.json", data)
@@ -145,13 +285,11 @@ def save_counterexample(run: ContestRun, directory: Path) -> Path:
 
 def load_saved(path: Path | str) -> tuple[SystemPlugin, History, Any]:
     """A saved contest (counterexample or result file): its plug-in, its history and the checker's initial
-    state (the setup stepped through the model)."""
+    state (the setup stepped through the model). An old or foreign format is a `CounterexampleError`."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("format") not in (COUNTEREXAMPLE_FORMAT, RESULT_FORMAT):
-        raise ValueError(f"{path}: not a saved contest")
+    saved_format(data, str(path))
     plugin = plugin_named(data["system"])
-    setup = plugin.ops_from_json(data.get("setupHeader", {}), data["setup"])
-    return plugin, History.from_json(data["history"]), setup_state(plugin, setup)
+    return plugin, History.from_json(data["history"]), state_after_setup(plugin, data)
 
 
 def recheck(path: Path | str, *, budget: int = DEFAULT_BUDGET) -> Verdict:
@@ -172,6 +310,7 @@ def execute_contest(
     structural: Callable[[ContestRun], Sequence[str]] = lambda _run: (),
     promise: Callable[[ContestRun], Sequence[str]] = lambda _run: (),
     repeat: int = 0,
+    ids_seed: int | None = None,
     artifacts_dir: Path | None = None,
     counterexamples_dir: Path | None = None,
     emulator: Any = None,
@@ -179,8 +318,9 @@ def execute_contest(
     budget: int = DEFAULT_BUDGET,
     new_log: Callable[[int, int], Any] = fresh_log,
 ) -> tuple[ScenarioResult, ContestRun]:
-    """Run and judge `contest`; `structural(run)` and `promise(run)` add the system's and the scenario's
-    findings. Saves the result in `artifacts_dir` (None: not saved, e.g. for a run against a known-bad
+    """Run and judge `contest`; `structural(run)` and `promise(run)` add the caller's and the scenario's
+    findings (the plug-in's own `contest_problems` are the run's already); `ids_seed` is saved with the
+    result. Saves the result in `artifacts_dir` (None: not saved, e.g. for a run against a known-bad
     implementation, which is no evidence about the reference) and, when the verdict is not ok, the history
     in `counterexamples_dir`."""
     locks_before = emulator.lock_timeout_count() if emulator is not None else None
@@ -199,12 +339,18 @@ def execute_contest(
         lock_timeouts=None if locks_before is None or locks_after is None else locks_after - locks_before,
     )
     if artifacts_dir is not None:
-        save_result(result, run, artifacts_dir)
+        save_result(result, run, artifacts_dir, ids_seed=ids_seed)
     return result, run
 
 
 __all__ = [
     "COUNTEREXAMPLE_FORMAT",
+    "FORMATS",
+    "OLD_FORMATS",
+    "RESULT_FORMAT",
+    "ScenarioResult",
+    "contest_from_json",
+    "contest_json",
     "contest_result",
     "execute_contest",
     "load_saved",
@@ -212,4 +358,7 @@ __all__ = [
     "result_document",
     "save_counterexample",
     "save_result",
+    "saved_format",
+    "state_after_setup",
+    "write_json",
 ]

@@ -1,17 +1,13 @@
-"""Direct Firestore access for the lockstep harness: read back stored documents, write exact documents,
-and a client whose transaction commits fail on the server.
+"""Direct Firestore access for the harness, for any system: read back stored documents, and a client whose
+transaction commits fail on the server.
 
 - `read_project(db)`: every document of the project (every collection at every depth, so an orphan
-  lifecycle under a missing root is found too), with update times, in one kindless query. The
+  document under a missing parent is found too), with update times, in one kindless query. The
   commit-failure sentinel is left out.
-- `read_key_scope(db, key_hash)`: every document in one command key's scope (`key_of`): the root, every
-  document below it (the lifecycle, and any other), every `auditEvents/commerce_command_{h}_*` document
-  (and any below one), in one query: what a step on that key may have written, unexpected extras included.
 - `read_paths(db, paths)`: the documents stored at exactly these paths, in one batched get (the lockstep's
   read-back after each step).
-- `read_key(db, key_hash)`: the root, the lifecycle and every audit event of one command key.
-- `write_key(db, key_hash, docs)`: make the stored documents of one key's scope exactly `docs` in one batch
-  (documents whose content is already right are not rewritten; every other document of the scope is deleted).
+- `all_documents(db)`, `stored_of(snapshots)`, `prefix_end(prefix)`: the pieces a plug-in's own range reads are
+  built from (the journal's command-key scope: fencecheck/plugins/journal_store.py).
 - `typed(value)`: a comparison form that keeps `True` apart from `1` and timestamps apart from strings.
 - `CommitFailureClient(db)`: a proxy whose transactions are rejected, atomically, at commit.
 """
@@ -24,13 +20,9 @@ from typing import Any, NamedTuple
 
 from google.api_core import exceptions as api_exceptions
 from google.cloud.firestore_v1 import _helpers
-from google.cloud.firestore_v1.base_query import And, FieldFilter, Or
 from google.cloud.firestore_v1.collection import CollectionReference
-from google.cloud.firestore_v1.field_path import FieldPath
 from google.cloud.firestore_v1.query import Query
 from google.cloud.firestore_v1.transaction import Transaction
-
-from reference.journal.identity import lifecycle_path, root_path
 
 SENTINEL_COLLECTION = "fencecheckSentinels"
 SENTINEL_PATH = f"{SENTINEL_COLLECTION}/commit-failure"
@@ -45,7 +37,7 @@ class Stored(NamedTuple):
     update_time: tuple[int, int]
 
 
-def _update_time(snapshot: Any) -> tuple[int, int]:
+def update_time_of(snapshot: Any) -> tuple[int, int]:
     """(seconds, nanoseconds): queries give a protobuf Timestamp, document reads a DatetimeWithNanoseconds."""
     stamp = snapshot.update_time
     if hasattr(stamp, "seconds"):
@@ -76,103 +68,30 @@ def typed(value: Any) -> Any:
     return (type(value).__name__, repr(value))
 
 
-def _all_documents(db: Any) -> Query:
+def all_documents(db: Any) -> Query:
     """A kindless query over the whole database: every document of every collection, at any depth (what
     `CollectionReference.recursive()` builds before it narrows the range to one collection)."""
     return Query(CollectionReference("", client=db), all_descendants=True, recursive=True)
 
 
-def _stored(snapshots: Iterable[Any]) -> dict[str, Stored]:
-    return {snapshot.reference.path: Stored(snapshot.to_dict(), _update_time(snapshot)) for snapshot in snapshots}
+def stored_of(snapshots: Iterable[Any]) -> dict[str, Stored]:
+    return {snapshot.reference.path: Stored(snapshot.to_dict(), update_time_of(snapshot)) for snapshot in snapshots}
 
 
 def read_project(db: Any) -> dict[str, Stored]:
     """Every document of the project by path (descendants included), except the commit-failure sentinel."""
-    found = _stored(_all_documents(db).stream())
+    found = stored_of(all_documents(db).stream())
     return {path: item for path, item in found.items() if not path.startswith(SENTINEL_COLLECTION + "/")}
 
 
-def _audit_prefix(key_hash: str) -> str:
-    return f"commerce_command_{key_hash}_"
-
-
-def _after(prefix: str) -> str:
-    """The least string above every string that starts with `prefix`."""
+def prefix_end(prefix: str) -> str:
+    """The least string above every string that starts with `prefix` (the end of a name-range query)."""
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
-
-
-def key_of(path: str) -> str | None:
-    """The command key hash whose scope holds `path`: `checkoutRequests/{h}` and every path below it,
-    `auditEvents/commerce_command_{h}_*` and every path below one (h: 64 lowercase hex digits); else None."""
-    parts = path.split("/")
-    if len(parts) >= 2:
-        if parts[0] == "checkoutRequests" and _is_hash(parts[1]):
-            return parts[1]
-        if parts[0] == "auditEvents" and parts[1].startswith("commerce_command_"):
-            h = parts[1][len("commerce_command_"):][:64]
-            if _is_hash(h) and parts[1].startswith(_audit_prefix(h)):
-                return h
-    return None
-
-
-def _is_hash(text: str) -> bool:
-    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
-
-
-def read_key_scope(db: Any, key_hash: str) -> dict[str, Stored]:
-    """Every document in the scope of one key (see `key_of`), in one kindless query: the document-name range
-    of the root and everything below it (`\\0` ends a document id: `{h}` < `{h}/...` < `{h}\\0`), or the range of
-    audit ids with the key's prefix."""
-    name = FieldPath.document_id()
-    root = root_path(key_hash)
-    audits = f"auditEvents/{_audit_prefix(key_hash)}"
-
-    def within(low: str, high: str) -> And:
-        return And([FieldFilter(name, ">=", db.document(low)), FieldFilter(name, "<", db.document(high))])
-
-    query = _all_documents(db).where(filter=Or([within(root, root + "\0"), within(audits, _after(audits))]))
-    return _stored(query.stream())
 
 
 def read_paths(db: Any, paths: Iterable[str]) -> dict[str, Stored]:
     """The documents stored at `paths` (one batched get; absent ones left out)."""
-    return _stored(snapshot for snapshot in db.get_all([db.document(path) for path in paths]) if snapshot.exists)
-
-
-def read_key(db: Any, key_hash: str) -> dict[str, Stored]:
-    """The root, the lifecycle and every `auditEvents/commerce_command_{h}_*` document of one key."""
-    found: dict[str, Stored] = {}
-    for snapshot in db.get_all([db.document(root_path(key_hash)), db.document(lifecycle_path(key_hash))]):
-        if snapshot.exists:
-            found[snapshot.reference.path] = Stored(snapshot.to_dict(), _update_time(snapshot))
-    audits = db.collection("auditEvents")
-    prefix = _audit_prefix(key_hash)
-    after_prefix = _after(prefix)
-    query = audits.where(filter=FieldFilter(FieldPath.document_id(), ">=", audits.document(prefix))).where(
-        filter=FieldFilter(FieldPath.document_id(), "<", audits.document(after_prefix))
-    )
-    for snapshot in query.stream():
-        found[snapshot.reference.path] = Stored(snapshot.to_dict(), _update_time(snapshot))
-    return found
-
-
-def write_key(
-    db: Any, key_hash: str, docs: Mapping[str, Mapping[str, Any]], *, current: Mapping[str, Stored] | None = None
-) -> None:
-    """Store exactly `docs` for one key's scope, atomically: changed or new documents are set, others deleted.
-    `current`: what the caller just read of the key (then only its documents are candidates for deletion)."""
-    current = read_key_scope(db, key_hash) if current is None else current
-    batch = db.batch()
-    changes = 0
-    for path in current.keys() - docs.keys():
-        batch.delete(db.document(path))
-        changes += 1
-    for path, doc in docs.items():
-        if path not in current or typed(current[path].data) != typed(doc):
-            batch.set(db.document(path), dict(doc))
-            changes += 1
-    if changes:
-        batch.commit()
+    return stored_of(snapshot for snapshot in db.get_all([db.document(path) for path in paths]) if snapshot.exists)
 
 
 # --- server-side commit failure --------------------------------------------------------------------

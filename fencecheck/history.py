@@ -238,13 +238,6 @@ def classifier(plugin: SystemPlugin, impl: Any) -> Callable[[BaseException], Out
     return classify
 
 
-def classify_exception(exc: BaseException) -> Outcome:
-    """The journal reference's classification, `classifier(plugin("journal"), its reference)`: race.py and
-    fencecheck/parallel record with it (removed when w-contest / w-parallel land; pass `classify=`)."""
-    journal = plugin_named("journal")
-    return classifier(journal, journal.reference)(exc)
-
-
 observed_of = impl_output_json  # the JSON form of a returned output (anything with `to_json()`, or a dict)
 
 
@@ -260,8 +253,8 @@ class Recorder:
         self,
         clock: Callable[[], int] = time.monotonic_ns,
         *,
-        classify: Callable[[BaseException], Outcome] = classify_exception,
-        system: str = "journal",
+        classify: Callable[[BaseException], Outcome],  # the system's: `classifier(plugin, implementation)`
+        system: str,  # the plug-in's name, written into the history
     ) -> None:
         self._clock = clock
         self._classify = classify

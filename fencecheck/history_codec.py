@@ -15,20 +15,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from fencecheck.plugins import plugin_module
-
 _ZERO = timedelta(0)
-
-# The journal's operation codec moved to fencecheck/plugins/journal_codec.py; race.py and
-# fencecheck/parallel/program.py still import it from here: removed when w-contest / w-parallel land.
-_MOVED_TO_THE_JOURNAL = ("command_from_json", "command_to_json", "op_from_json", "op_to_json")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED_TO_THE_JOURNAL:
-        return getattr(plugin_module("journal"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 # --- datetimes -------------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ CAUGHT, SURVIVED, TIMEOUT, ERROR = "caught", "survived", "timeout", "error"
 STATUSES = (CAUGHT, SURVIVED, TIMEOUT, ERROR)  # as fencecheck.report.model.KNOWN_BAD_STATUSES
 CONTRACT, HARNESS, UNDECIDED = "contract", "error", "undecided"
 
-# The harness problems (fencecheck.race, fencecheck.contest, fencecheck.parallel.execute) that are no property
+# The harness problems (fencecheck.contest, fencecheck.parallel.execute) that are no property
 # of the contract: a call that raised something other than the system's error type, a call that never returned.
 _ERROR_PROBLEM = re.compile(r"raised .*\(only the .* may escape\)|still running when the harness gave up")
 # A lockstep step whose system raised instead of answering (fencecheck.lockstep: "the reference raised X: ...").

@@ -53,19 +53,8 @@ from typing import Any, NamedTuple
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
-from fencecheck.plugins import plugin_module
 
 __all__ = ["FULL_CHECK_EVERY", "Lockstep", "LockstepMismatch", "OnceClock", "replay"]
-
-# The journal's REFERENCE and ReferenceAPI (fencecheck.plugins.journal) were importable from here; race.py,
-# replay.py and fencecheck/parallel still import them so: removed when w-contest / w-parallel land.
-_MOVED_TO_THE_JOURNAL = ("REFERENCE", "ReferenceAPI")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED_TO_THE_JOURNAL:
-        return getattr(plugin_module("journal"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 Observed = dict[str, Any] | str | None  # an output's to_json(), an error code, or None for a fault
 

@@ -9,7 +9,8 @@ The harness's generic parts take a `SystemPlugin` and know nothing else of the s
 - the lockstep runner (`fencecheck.lockstep.Lockstep`) and the stateful scaffolding run each operation on the
   model and on an implementation, read the stored documents back and compare;
 - transition coverage (`fencecheck.coverage`) counts the rows of its transition table;
-- the contest runner (`fencecheck.contest`) races operations and judges the history.
+- the contest runner (`fencecheck.contest`) races operations and judges the history, and asks the plug-in
+  what else the stored documents must show (`contest_problems`).
 
 A *partition* is a part of the stored state that no operation reaches across: the journal's command key
 (every operation names one), or the whole project (the lantern's operations span users, lanterns and
@@ -134,6 +135,13 @@ class SystemPlugin:
     # its SYSTEM line or None, the replay call). None: the generic form, `SYSTEM = <NAME>.resolve(spec)` and
     # `replay(firestore_db, OPS, plugin=<NAME>, system=SYSTEM)`.
     counterexample_system: Callable[[str | None], tuple[list[str], str | None, str]] | None = None
+    # (model state after a contest's setup, the whole project read back after the setup and at the end (path
+    # -> a document with `.data` and `.update_time`), the `fencecheck.contest.Contest`) -> what must hold of
+    # the stored documents whatever order the calls took, beyond what the checker sees (the journal's audit
+    # chain and update times, the contest's expected terminal events from `Contest.facts`)
+    contest_problems: Callable[[Any, Mapping[str, Any], Mapping[str, Any], Any], list[str]] = (
+        lambda _state, _before, _after, _contest: []
+    )
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

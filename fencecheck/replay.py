@@ -1,18 +1,14 @@
 """`fencecheck replay PATH`: run a saved counterexample again and say whether it still fails.
 
-- A contest of another system (the lantern's races, `race-lantern_<scenario>-<id>.json`): see
-  fencecheck/replay_contest.py.
+- A race of any system (`counterexamples/race-<system>_<scenario>-<id>.json`, or a result
+  `artifacts/races/<system>_<scenario>-<n>.json`): see fencecheck/replay_contest.py.
 
 - A lockstep program, `counterexamples/<Machine>-<id>.py` (fencecheck.counterexamples), is a pytest module:
   it runs in a pytest subprocess against the emulator and still fails when its test fails. The system it
   names (`known_bad.journal:<variant>`, a module) is imported first, so a missing one is a clear error
   rather than a collection traceback.
-- A race, `counterexamples/race-<scenario>-<id>.json` or a result `artifacts/races/<scenario>-<n>.json`
-  (fencecheck.race): (a) the saved history is re-checked by the pure checker (the verdict it had); (b) the
-  same race runs again on a fresh emulator project: the same setup, then every caller's recorded call (same
-  ids, operations and clock readings) released together by `run_plan`'s barrier, the follow-up callers one
-  at a time; the new history gets its own verdict and structural check. It still fails unless (b) is ok.
-  A race is not deterministic, so "no longer fails" means "this interleaving was fine this time".
+- A generated concurrent program, `counterexamples/parallel-<system>-<id>.json` (fencecheck.parallel): its
+  saved history re-checked, then the program run `--repeat` times on fresh projects.
 """
 
 from __future__ import annotations
@@ -31,37 +27,23 @@ from typing import Any
 
 import attrs
 
-from fencecheck.emulator import close_client, new_run_token, project_id_for
 from fencecheck.errors import CounterexampleError, FencecheckError, SystemNotFoundError, UsageError
 from fencecheck.failures import Replay, exception_text, summarize
-from fencecheck.history import Call, History
 from fencecheck.linearizability import check
-from fencecheck.lockstep import ReferenceAPI
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.parallel.case import load_counterexample as load_parallel_counterexample
 from fencecheck.parallel.case import recheck_parallel, replay_parallel_case
-from fencecheck.race import (
-    COUNTEREXAMPLE_FORMAT,
-    RESULT_FORMAT,
-    Caller,
-    RacePlan,
-    SetupMismatch,
-    judge,
-    recheck,
-    run_plan,
-    run_problems,
-    setup_from_json,
-)
-from fencecheck.replay_contest import is_contest, load_contest, replay_contest
+from fencecheck.replay_contest import load_contest, replay_contest
 from fencecheck.systems import LANTERN_SPECS, describe_system, resolve_implementation, system_of_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_EXPLANATION_LINES = 15
-KINDS = {".py": "stateful", ".json": "race"}
+KINDS = {".py": "stateful", ".json": "contest"}
 EXPECTED = (
     "Expected a counterexample fencecheck wrote: a lockstep program counterexamples/<Machine>-<id>.py, a race "
-    "counterexamples/race-<scenario>-<id>.json (or a race result artifacts/races/<scenario>-<n>.json), or a "
-    "concurrent program counterexamples/parallel-<system>-<id>.json."
+    "counterexamples/race-<system>_<scenario>-<id>.json (or a race result "
+    "artifacts/races/<system>_<scenario>-<n>.json), or a concurrent program "
+    "counterexamples/parallel-<system>-<id>.json."
 )
 
 
@@ -74,7 +56,8 @@ class Outcome:
 
 
 def kind_of(path: Path) -> str:
-    """"stateful" (a .py program), "parallel" (a generated concurrent program's .json) or "race" (.json)."""
+    """"stateful" (a .py program), "parallel" (a generated concurrent program's .json) or "contest" (a race's
+    .json, either system's)."""
     if not path.exists():
         raise CounterexampleError(f"{path}: no such file. {EXPECTED}")
     if not path.is_file():
@@ -82,12 +65,10 @@ def kind_of(path: Path) -> str:
     kind = KINDS.get(path.suffix.lower())
     if kind is None:
         raise CounterexampleError(f"{path}: unknown kind of file ({path.suffix or 'no suffix'}). {EXPECTED}")
-    if kind == "race":
+    if kind == "contest":
         data = _json(path)
         if isinstance(data, dict) and data.get("format") == PARALLEL_FORMAT:
             return "parallel"
-        if is_contest(data):
-            return "contest"
     return kind
 
 
@@ -95,7 +76,7 @@ def _json(path: Path) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        return None  # load_race says what is wrong with it
+        return None  # load_contest says what is wrong with it
 
 
 def _cut(text: str, limit: int = MAX_EXPLANATION_LINES, indent: str = "  ") -> list[str]:
@@ -192,150 +173,12 @@ def replay_program(
 # --- races ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SavedRace:
-    path: Path
-    data: dict[str, Any]
-    setup: tuple
-    history: History
-    system: str | None
-
-    @property
-    def scenario(self) -> str:
-        return str(self.data.get("scenario", "unknown"))
-
-
-def load_race(path: Path) -> SavedRace:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise CounterexampleError(f"{path}: not a text file ({error.reason}). {EXPECTED}") from None
-    except json.JSONDecodeError as error:
-        raise CounterexampleError(f"{path}: not valid JSON (line {error.lineno}: {error.msg}). {EXPECTED}") from None
-    formats = (COUNTEREXAMPLE_FORMAT, RESULT_FORMAT)
-    if not isinstance(data, dict) or data.get("format") not in formats:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise CounterexampleError(
-            f"{path}: not a saved race (format {found!r}; expected {' or '.join(formats)}). {EXPECTED}"
-        )
-    try:
-        setup = setup_from_json(data["setup"])
-        history = History.from_json(data["history"])
-    except KeyError as error:
-        raise CounterexampleError(f"{path}: malformed saved race: no {error.args[0]!r} key. {EXPECTED}") from None
-    except (ValueError, TypeError) as error:
-        raise CounterexampleError(f"{path}: malformed saved race ({error}). {EXPECTED}") from None
-    if not history.calls:
-        raise CounterexampleError(f"{path}: the saved history has no calls; there is nothing to replay.")
-    system = data.get("system")
-    if system is not None and not isinstance(system, str):
-        raise CounterexampleError(f"{path}: \"system\" must be a module name or null, not {type(system).__name__}.")
-    return SavedRace(path, data, setup, history, system)
-
-
-def _roles(saved: SavedRace) -> tuple[list[tuple[str, bool | None]], list[tuple[str, bool | None]], int | None, str]:
-    """(racing callers, follow-up callers, expected terminal events or None, a note) from what the file says."""
-    data = saved.data
-    plan = data.get("plan")
-    try:
-        if isinstance(plan, dict):  # fencecheck.race.plan_roles
-            race = [(r["name"], bool(r["commitFailureFirst"])) for r in plan["callers"]]
-            after = [(r["name"], bool(r["commitFailureFirst"])) for r in plan.get("after", [])]
-            terminal = plan.get("terminalEvents")
-            return race, after, terminal if isinstance(terminal, int) else None, ""
-        if isinstance(data.get("callerAttempts"), list):  # a result file written before plan_roles existed
-            race = [(r["caller"], bool(r["commitFailureFirst"])) for r in data["callerAttempts"]]
-            after = [(r["caller"], bool(r["commitFailureFirst"])) for r in data.get("afterAttempts", [])]
-            return race, after, None, "the file does not record the expected terminal events: that count is not checked"
-    except (KeyError, TypeError) as error:
-        raise CounterexampleError(f"{saved.path}: malformed caller list ({error!r}). {EXPECTED}") from None
-    # An older counterexample: only the history. Every caller races; its first call says whether the first
-    # commit was meant to fail.
-    names = list(dict.fromkeys(c.caller for c in sorted(saved.history.calls, key=lambda c: c.id)))
-    note = ("the file does not say which callers raced and which followed: all of them are released together, "
-            "and the terminal event count is not checked")
-    return [(name, None) for name in names], [], None, note
-
-
-def plan_from_saved(saved: SavedRace) -> tuple[RacePlan, str]:
-    """The RacePlan that made the saved history (same setup, same calls), and a note on what is inferred."""
-    race, after, terminal, note = _roles(saved)
-    calls: dict[str, list[Call]] = {}
-    for call in sorted(saved.history.calls, key=lambda c: c.id):
-        calls.setdefault(call.caller, []).append(call)
-
-    def caller(name: str, commit_failure_first: bool | None) -> Caller:
-        if name not in calls:
-            raise CounterexampleError(f"{saved.path}: caller {name!r} made no call in the saved history. {EXPECTED}")
-        first = calls[name][0].op  # every attempt repeats it; only a failing first commit differs
-        fails = first.commit_fails if commit_failure_first is None else commit_failure_first
-        return Caller(name, attrs.evolve(first, commit_fails=False), commit_failure_first=fails)
-
-    callers = tuple(caller(name, flag) for name, flag in race)
-    followers = tuple(caller(name, flag) for name, flag in after)
-    epoch = next((op.now for op in saved.setup if hasattr(op, "now")), callers[0].op.now if callers else None)
-    try:
-        plan = RacePlan(
-            scenario=saved.scenario,
-            command=callers[0].op.command if callers else saved.history.calls[0].op.command,
-            setup=saved.setup,
-            callers=callers,
-            after=followers,
-            # None skips the count in structural_problems: the file does not say how many to expect.
-            terminal_events=terminal,  # type: ignore[arg-type]
-            epoch=epoch,
-        )
-    except ValueError as error:
-        raise CounterexampleError(f"{saved.path}: the saved race is not a valid plan ({error}). {EXPECTED}") from None
-    return plan, note
-
-
 def _verdict_lines(verdict: Any) -> list[str]:
     return [] if verdict.ok else _cut(verdict.explain())
 
 
 def replay_saved_contest(path: Path, emulator: Any, saved: Any = None) -> Outcome:
     still, lines = replay_contest(saved or load_contest(path), emulator, _verdict_lines)
-    return Outcome(still, lines)
-
-
-def recheck_saved(saved: SavedRace) -> list[str]:
-    """(a): the saved history, judged again by the pure checker."""
-    try:
-        verdict = recheck(saved.path)
-    except (ValueError, KeyError, TypeError) as error:
-        raise CounterexampleError(f"{saved.path}: the saved history cannot be checked ({error}). {EXPECTED}") from None
-    recorded = saved.data.get("verdict")
-    was = f" (saved verdict: {recorded})" if recorded and recorded != verdict.status else ""
-    return [f"saved history, re-checked by the pure checker: {verdict.status}{was}", *_verdict_lines(verdict)]
-
-
-def replay_race(saved: SavedRace, emulator: Any, system: ReferenceAPI) -> Outcome:
-    """(b): the same race again on a fresh project of `emulator`, against `system`."""
-    plan, note = plan_from_saved(saved)
-    lines = [f"race {saved.scenario} from {saved.path}: {plan.width} callers released together, "
-             f"{len(plan.after)} after them, against {describe_system(system)}"]
-    if note:
-        lines.append(f"note: {note}")
-    lines += recheck_saved(saved)
-    project = project_id_for(new_run_token(), "replay", 1)  # a fresh project: the key must start empty
-    db = emulator.client(project)
-    try:
-        run = run_plan(db, plan, system=system)
-    except SetupMismatch as mismatch:
-        return Outcome(True, [*lines, f"re-executed at {emulator.host}: the setup already disagrees with the model",
-                              *_cut(str(mismatch)), "still fails"])
-    except RuntimeError as error:  # the harness itself (a broken barrier, a crashed caller thread)
-        raise FencecheckError(f"the race could not be run again: {error}") from None
-    finally:
-        emulator.reset(project)
-        close_client(db)
-    verdict, _seconds = judge(run)
-    problems = run_problems(run)
-    lines += [f"re-executed at {emulator.host} with the same setup and calls: {verdict.status}",
-              *_verdict_lines(verdict), *(f"  structural problem: {p}" for p in problems)]
-    still = not verdict.ok or bool(problems)
-    lines.append("still fails" if still else "no longer fails (this run's interleaving was linearizable)")
     return Outcome(still, lines)
 
 
@@ -349,7 +192,7 @@ def load_parallel(path: Path) -> Any:
         raise CounterexampleError(f"{path}: malformed concurrent program ({error}). {EXPECTED}") from None
 
 
-def replay_parallel_program(path: Path, emulator: Any, system: ReferenceAPI, repeat: int) -> Outcome:
+def replay_parallel_program(path: Path, emulator: Any, system: Any, repeat: int) -> Outcome:
     """The saved history re-checked, then the program run `repeat` times on fresh projects: a race is lost
     only under some interleavings, so one passing run proves nothing."""
     lines = [f"concurrent program {path} against {describe_system(system)}, emulator at {emulator.host}"]
@@ -375,7 +218,7 @@ class Prepared:
 
     path: Path
     kind: str
-    loaded: Any  # SavedRace, SavedContest, a parallel program, or None (a lockstep program)
+    loaded: Any  # SavedContest, a parallel program, or None (a lockstep program)
     system: Any  # the implementation it replays against (a contest resolves its own: None)
     program: str | None = None  # a lockstep program's source with SYSTEM rewritten (`--system`)
 
@@ -387,7 +230,7 @@ def _file_spec(path: Path, kind: str, loaded: Any) -> tuple[str, str | None]:
     if kind == "parallel":  # the program names its system; the file its implementation ("reference": its own)
         plugin = loaded.plugin
         return plugin.name, plugin.spec_of(plugin.reference) if loaded.system == REFERENCE_SPEC else loaded.system
-    spec = loaded.system if kind == "race" else program_system(path)
+    spec = program_system(path)
     return system_of_spec(spec) or "journal", spec
 
 
@@ -432,9 +275,7 @@ def prepare(path: Path, system: str | None = None) -> Prepared:
     an emulator starts. `system` None: the implementation the file names."""
     kind = kind_of(path)
     loaded: Any = None
-    if kind == "race":
-        loaded = load_race(path)
-    elif kind == "parallel":
+    if kind == "parallel":
         loaded = load_parallel(path)
     elif kind == "contest":
         loaded = load_contest(path)
@@ -459,8 +300,6 @@ def run_prepared(prepared: Prepared, emulator: Any, repeat: int = DEFAULT_REPEAT
         return replay_saved_contest(prepared.path, emulator, prepared.loaded)
     if prepared.kind == "parallel":
         return replay_parallel_program(prepared.path, emulator, prepared.system, repeat)
-    if prepared.kind == "race":
-        return replay_race(prepared.loaded, emulator, prepared.system)
     if prepared.program is None:
         return replay_program(prepared.path, emulator.host, prepared.system)
     with tempfile.TemporaryDirectory(prefix="fencecheck-replay-as-") as tmp:
@@ -470,14 +309,9 @@ def run_prepared(prepared: Prepared, emulator: Any, repeat: int = DEFAULT_REPEAT
 
 
 def saved_history_illegal(prepared: Prepared) -> bool:
-    """A race's or a contest's (a): the saved history, re-checked by the pure checker, is illegal."""
-    if prepared.kind == "contest":
-        saved = prepared.loaded
-        return check(saved.history, plugin=saved.plugin, initial_state=saved.initial_state).status == "illegal"
-    try:
-        return recheck(prepared.path).status == "illegal"
-    except (ValueError, KeyError, TypeError) as error:
-        raise CounterexampleError(f"{prepared.path}: the saved history cannot be checked ({error}).") from None
+    """A race's (a): the saved history, re-checked by the pure checker, is illegal."""
+    saved = prepared.loaded
+    return check(saved.history, plugin=saved.plugin, initial_state=saved.initial_state).status == "illegal"
 
 
 def replay_both(path: Path, variant: str, emulator: Any, repeat: int = DEFAULT_REPEAT) -> Replay:
@@ -489,7 +323,7 @@ def replay_both(path: Path, variant: str, emulator: Any, repeat: int = DEFAULT_R
     try:
         on_variant = prepare(path, variant)
         on_reference = prepare(path, REFERENCE_SPEC)
-        if on_variant.kind in ("race", "contest"):
+        if on_variant.kind == "contest":
             still = saved_history_illegal(on_variant)
         else:
             still = run_prepared(on_variant, emulator, repeat).still_fails

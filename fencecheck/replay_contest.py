@@ -1,11 +1,15 @@
-"""`fencecheck replay` for a saved contest of any system (fencecheck.contest): a counterexample
-`counterexamples/race-<system>_<scenario>-<id>.json` or a result `artifacts/races/<system>_<scenario>-<n>.json`.
+"""`fencecheck replay` for a saved race of any system (fencecheck.contest): a counterexample
+`counterexamples/race-<system>_<scenario>-<id>.json` or a result `artifacts/races/<system>_<scenario>-<n>.json`
+(`fencecheck.contest_results`, format 2; a version-1 file is refused with a message that says how to
+regenerate it).
 
-As for the journal's races (fencecheck/replay.py): (a) the saved history is judged again by the pure checker,
-with the plug-in the history names; (b) the same contest runs again on a fresh emulator project against the
-implementation the file names: the same setup in lockstep, the same racers (each its first recorded call)
-released together, the followers after them. It still fails unless (b) is linearizable and the harness saw no
-problem. The scenario's own promise and the system's invariants are the suite's: run the suite for those.
+(a) the saved history is judged again by the pure checker, with the plug-in the file names; (b) the same
+contest, as the file records it (setup, racers with their first attempts, followers, facts), runs again on a
+fresh emulator project against the implementation the file names: the setup in lockstep, the racers
+released together, the followers after them, the plug-in's `contest_problems` on the stored documents. It
+still fails unless (b) is linearizable and the harness saw no problem. A race is not deterministic, so "no
+longer fails" means "this interleaving was fine this time". The scenario's own promise is the suite's: run
+the suite for that.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import Any
 import attrs
 
 from fencecheck import contest
-from fencecheck.contest_results import COUNTEREXAMPLE_FORMAT
+from fencecheck.contest_results import contest_from_json, saved_format
+from fencecheck.contest_simulation import setup_state
 from fencecheck.emulator import close_client, new_run_token, project_id_for
 from fencecheck.errors import CounterexampleError, FencecheckError, SystemNotFoundError
 from fencecheck.history import History
@@ -25,21 +30,9 @@ from fencecheck.linearizability import check
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
-from fencecheck.race import RESULT_FORMAT
 
-EXPECTED = ("Expected a saved contest: counterexamples/race-<system>_<scenario>-<id>.json or "
+EXPECTED = ("Expected a saved race: counterexamples/race-<system>_<scenario>-<id>.json or "
             "artifacts/races/<system>_<scenario>-<n>.json.")
-
-
-def is_contest(data: Any) -> bool:
-    """A contest file: its own counterexample format, or a race result whose history is not the journal's."""
-    if not isinstance(data, dict):
-        return False
-    if data.get("format") == COUNTEREXAMPLE_FORMAT:
-        return True
-    history = data.get("history")
-    return data.get("format") == RESULT_FORMAT and isinstance(history, dict) and history.get("system") not in (
-        None, "journal")
 
 
 @attrs.frozen(eq=False)
@@ -53,52 +46,41 @@ class SavedContest:
     saved_verdict: str | None
 
 
-def _names(data: dict[str, Any], counterexample_key: str, result_key: str) -> list[str]:
-    if counterexample_key in data:
-        return list(data[counterexample_key])
-    return [entry["caller"] for entry in data.get(result_key, [])]
-
-
 def load_contest(path: Path) -> SavedContest:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        plugin = plugin_named(data["history"].get("system", "journal"))
-        setup = plugin.ops_from_json(data.get("setupHeader", {}), data["setup"])
-        history = History.from_json(data["history"])
-        racers, followers = _names(data, "racers", "callerAttempts"), _names(data, "followers", "afterAttempts")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise CounterexampleError(f"{path}: not a text file ({error.reason}). {EXPECTED}") from None
+    except json.JSONDecodeError as error:
+        raise CounterexampleError(f"{path}: not valid JSON (line {error.lineno}: {error.msg}). {EXPECTED}") from None
+    except OSError as error:
         raise CounterexampleError(f"{path}: cannot be read ({type(error).__name__}: {error}). {EXPECTED}") from None
-    except (KeyError, TypeError, ValueError, AttributeError, SystemNotFoundError) as error:
-        raise CounterexampleError(f"{path}: malformed saved contest ({type(error).__name__}: {error}). "
-                                  f"{EXPECTED}") from None
-    first_op: dict[str, Any] = {}
-    for call in sorted(history.calls, key=lambda c: c.id):
-        first_op.setdefault(call.caller, call.op)  # a whole-call retry repeats the same operation
-    missing = [name for name in (*racers, *followers) if name not in first_op]
-    if not racers or missing:
-        raise CounterexampleError(f"{path}: the saved history has no call of {missing or 'any racer'}; there is "
-                                  f"nothing to replay. {EXPECTED}")
-    clocks = [now for op in (*setup, *first_op.values()) if (now := plugin.clock_of(op)) is not None]
+    saved_format(data, str(path))
     try:
-        rebuilt = contest.Contest(
-            str(data.get("scenario", "unknown")),
-            setup,
-            [contest.Racer(name, first_op[name]) for name in racers],
-            followers=[contest.Racer(name, first_op[name]) for name in followers],
-            epoch=min(clocks, default=None),
-        )
-    except ValueError as error:
-        raise CounterexampleError(f"{path}: not a valid contest ({error}). {EXPECTED}") from None
+        plugin = plugin_named(data["system"])
+        rebuilt = contest_from_json(plugin, data)
+        history = History.from_json(data["history"])
+    except KeyError as error:
+        raise CounterexampleError(f"{path}: malformed saved race: no {error.args[0]!r} key. {EXPECTED}") from None
+    except (TypeError, ValueError, AttributeError, SystemNotFoundError) as error:
+        raise CounterexampleError(f"{path}: malformed saved race ({type(error).__name__}: {error}). "
+                                  f"{EXPECTED}") from None
+    if not history.calls:
+        raise CounterexampleError(f"{path}: the saved history has no calls; there is nothing to replay.")
     implementation = data.get("implementation")
-    return SavedContest(path, plugin, implementation if isinstance(implementation, str) else None, rebuilt,
-                        history, contest.setup_state(plugin, setup), data.get("verdict"))
+    if implementation is not None and not isinstance(implementation, str):
+        raise CounterexampleError(f"{path}: \"implementation\" must be a spec or null, not "
+                                  f"{type(implementation).__name__}. {EXPECTED}")
+    return SavedContest(path, plugin, implementation, rebuilt, history,
+                        setup_state(plugin, rebuilt.setup), data.get("verdict"))
 
 
 def replay_contest(saved: SavedContest, emulator: Any, explain: Any) -> tuple[bool, list[str]]:
     """(a) and (b) of the module doc; returns (still fails, lines). `explain(verdict)` gives a verdict's lines."""
     implementation = saved.plugin.resolve(saved.implementation)
     spec = saved.plugin.spec_of(implementation)
-    lines = [f"{saved.plugin.name} contest {saved.contest.scenario} from {saved.path}: {saved.contest.width} racers "
+    name = contest.qualified_name(saved.plugin, saved.contest.scenario)
+    lines = [f"{saved.plugin.name} contest {name} from {saved.path}: {saved.contest.width} racers "
              f"released together, {len(saved.contest.followers)} after them, against {spec}"]
     verdict = check(saved.history, plugin=saved.plugin, initial_state=saved.initial_state)
     was = f" (saved verdict: {saved.saved_verdict})" if saved.saved_verdict not in (None, verdict.status) else ""

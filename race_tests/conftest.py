@@ -5,14 +5,12 @@
     FENCECHECK_RACE_REPEAT=10 .venv/bin/python -m pytest race_tests -n auto
 
 `--race-repeat N` parametrizes each scenario over a repetition index (ids `r0`..`r{N-1}`), so xdist spreads
-the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Every
-run is saved as `artifacts/races/<scenario>-<repeat>.json`; a failed verdict also saves the history as
-`counterexamples/race-<scenario>-<shortid>.json` (re-check it with `fencecheck.race.recheck(path)`).
-
-The lantern's races (test_lantern_races.py, through `fencecheck.contest`) take the same option and save
-`artifacts/races/lantern_<scenario>-<repeat>.json` and `counterexamples/race-lantern_<scenario>-<shortid>.json`
-(re-check with `fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference:
-they are cleared and written only when the run uses that reference (`reference_run(system=...)`).
+the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Both
+systems' races (test_races.py, test_lantern_races.py) run through `fencecheck.contest`: every run is saved
+as `artifacts/races/<system>_<scenario>-<repeat>.json` (`journal_...`, `lantern_...`); a failed verdict also
+saves the history as `counterexamples/race-<system>_<scenario>-<shortid>.json` (re-check it with
+`fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference: they
+are cleared and written only when the run uses that reference (`reference_run(system=...)`).
 
 Definite share (`fencecheck.definite`): a run fails for contention below 90% definite racing callers (in
 the test), and a scenario below 99% over its repeats of this session: each test records its counts
@@ -70,11 +68,11 @@ _RESULT_FILE = re.compile(r"^(?P<scenario>[a-z0-9_]+)-(?P<repeat>\d+)\.json$")
 
 
 def _result_scenarios() -> set[str]:
-    """The scenario names of the result files this run may write: the journal's of a run against the journal's
-    reference, the lantern's (`lantern_<scenario>`) of a run against the lantern's."""
+    """The scenario names of the result files this run may write: the journal's (`journal_<scenario>`) of a run
+    against the journal's reference, the lantern's (`lantern_<scenario>`) of a run against the lantern's."""
     names: set[str] = set()
     if reference_run():
-        names |= set(BY_NAME)
+        names |= {qualified_name(JOURNAL, name) for name in BY_NAME}
     if reference_run(system=LANTERN.name):
         names |= {qualified_name(LANTERN, name) for name in LANTERN_BY_NAME}
     return names

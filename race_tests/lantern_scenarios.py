@@ -29,9 +29,8 @@ from typing import Any
 import attrs
 
 from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
-from fencecheck.contest_results import execute_contest
+from fencecheck.contest_results import ScenarioResult, execute_contest
 from fencecheck.plugins.lantern import LANTERN
-from fencecheck.race import ScenarioResult
 from model.lantern import (
     DeleteVenue,
     Extinguish,

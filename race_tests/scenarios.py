@@ -1,11 +1,16 @@
-"""The concurrent scenarios of seeds 000 (leases, fences, terminal commitment) and 001 (registration).
+"""The concurrent scenarios of seeds 000 (leases, fences, terminal commitment) and 001 (registration), as
+contests for `fencecheck.contest`.
 
-Each scenario is data: a name, a width, the seed's promise in words, a `build(ids)` that returns a
-`fencecheck.race.RacePlan` (sequential setup ops with explicit clock readings, then the concurrent callers,
-each a model op with its own clock reading, plus optional sequential follow-up calls) and a `promise(run)`
-that lists what the seed promises for that race beyond linearizability and the structural invariants
-(`fencecheck.race.structural_problems`). Promises accept an indefinite final answer (a caller still
-`journal_unavailable` after its whole-call retries): the checker judges those, the benchmark counts them.
+Each scenario is data: a name, a width, the seed's promise in words, a `build(ids)` that returns a `RacePlan`
+(one command key, sequential setup ops with explicit clock readings, then the concurrent callers, each a model
+op with its own clock reading, plus optional sequential follow-up calls, and the number of terminal events
+stored at the end) and a `promise(run)` that lists what the seed promises for that race beyond
+linearizability and the journal plug-in's structural invariants (`fencecheck.plugins.journal_structure`).
+A plan becomes a `Contest` (`RacePlan.contest`): a `commit_failure_first` caller is a racer whose first attempt
+is its op with `commit_fails=True` (the emulator rejects that commit atomically; the retries are plain), the
+terminal event count is the contest's `facts["terminalEvents"]`. `execute` runs one scenario end to end.
+Promises accept an indefinite final answer (a caller still `journal_unavailable` after its whole-call
+retries): the checker judges those, the benchmark counts them.
 
 Times are offsets from T0; the lease lasts 60 s, so a lease taken at T0+1 s is expired from T0+61 s on.
 """
@@ -13,14 +18,19 @@ Times are offsets from T0; the lease lasts 60 s, so a lease taken at T0+1 s is e
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import attrs
 
+from fencecheck.contest import Contest, ContestRun, Ids, Racer, RacerRecord, answer_label
+from fencecheck.contest_results import ScenarioResult, execute_contest
+from fencecheck.linearizability import DEFAULT_BUDGET
 from fencecheck.plugin import exact_answer_matches
-from fencecheck.race import Caller, CallerRecord, Ids, RacePlan, RaceRun, answer_label
+from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
 from model.journal import (
     Acquire,
     CommandRef,
@@ -28,6 +38,7 @@ from model.journal import (
     Fail,
     FaultKind,
     InjectFault,
+    Operation,
     Register,
     commitment_hash_of,
     owner_fingerprint_of,
@@ -39,6 +50,7 @@ from reference.journal.identity import audit_path, lifecycle_path, root_path
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 WIDTH = 24
 UNAVAILABLE = "journal_unavailable"
+JournalOp = Register | Acquire | Complete | Fail
 
 
 def at(seconds: float, microseconds: int = 0) -> datetime:
@@ -60,6 +72,67 @@ def reference_fingerprint(label: str) -> str:
     return hashlib.sha256(label.encode()).hexdigest()
 
 
+# --- plans --------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Caller:
+    """One caller of a plan: its name (unique in the plan) and the call it makes (with its clock reading)."""
+
+    name: str
+    op: JournalOp
+    commit_failure_first: bool = False  # first attempt's commit is rejected by the emulator; retries are plain
+
+    def racer(self) -> Racer:
+        first = attrs.evolve(self.op, commit_fails=True) if self.commit_failure_first else None
+        return Racer(self.name, self.op, first_op=first)
+
+
+@attrs.frozen
+class RacePlan:
+    scenario: str
+    command: CommandRef  # every op of the plan has this command's key hash
+    setup: tuple[Operation, ...]
+    callers: tuple[Caller, ...]
+    after: tuple[Caller, ...] = ()
+    terminal_events: int = 0  # terminal audit events stored at the end (the setup's included)
+    epoch: datetime | None = None  # times in descriptions are shown relative to it
+
+    def __attrs_post_init__(self) -> None:
+        key = self.command.key_hash
+        for op in self.setup:
+            if op.command.key_hash != key:
+                raise ValueError(f"{self.scenario}: setup op on another command key")
+        names = [c.name for c in (*self.callers, *self.after)]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.scenario}: caller names must be unique")
+        for caller in (*self.callers, *self.after):
+            if caller.op.command.key_hash != key:
+                raise ValueError(f"{self.scenario}: caller {caller.name} calls another command key")
+            if caller.op.commit_fails:
+                raise ValueError(f"{self.scenario}: use commit_failure_first, not an op with commit_fails")
+        if not self.callers:
+            raise ValueError(f"{self.scenario}: a race needs callers")
+
+    @property
+    def key_hash(self) -> str:
+        return self.command.key_hash
+
+    @property
+    def width(self) -> int:
+        return len(self.callers)
+
+    def contest(self) -> Contest:
+        return Contest(
+            self.scenario,
+            self.setup,
+            [caller.racer() for caller in self.callers],
+            followers=[caller.racer() for caller in self.after],
+            epoch=self.epoch,
+            facts={"terminalEvents": self.terminal_events},
+        )
+
+
 @attrs.frozen
 class Scenario:
     name: str
@@ -67,7 +140,7 @@ class Scenario:
     width: int
     promise_text: str
     build: Callable[[Ids], RacePlan]
-    promise: Callable[[RaceRun], list[str]]
+    promise: Callable[[ContestRun], list[str]]
 
     def plan(self, ids: Ids) -> RacePlan:
         plan = self.build(ids)
@@ -75,12 +148,54 @@ class Scenario:
             raise ValueError(f"{self.name}: plan is {plan.scenario} with {plan.width} callers")
         return plan
 
+    def contest(self, ids: Ids) -> Contest:
+        return self.plan(ids).contest()
+
+
+def execute(
+    db: Any,
+    scenario: Scenario,
+    *,
+    repeat: int = 0,
+    ids_seed: int | None = None,
+    artifacts_dir: Path | None = None,
+    counterexamples_dir: Path | None = None,
+    emulator: Any = None,
+    project_id: str | None = None,
+    system: ReferenceAPI = REFERENCE,
+    budget: int = DEFAULT_BUDGET,
+) -> tuple[ScenarioResult, ContestRun]:
+    """Build `scenario` with fresh ids (from `ids_seed`, else a random seed, saved with the result), race it
+    against `system` on `db` through `fencecheck.contest`, judge it (checker, the journal's structural
+    invariants, the seed's promise) and save `<artifacts_dir>/journal_<name>-<repeat>.json` (and, when the
+    verdict is not ok, the history in `counterexamples_dir`)."""
+    seed = secrets.randbits(64) if ids_seed is None else ids_seed
+    return execute_contest(
+        db,
+        scenario.contest(Ids(seed)),
+        plugin=JOURNAL,
+        implementation=system,
+        promise=scenario.promise,
+        repeat=repeat,
+        ids_seed=seed,
+        artifacts_dir=artifacts_dir,
+        counterexamples_dir=counterexamples_dir,
+        emulator=emulator,
+        project_id=project_id,
+        budget=budget,
+    )
+
+
+def key_of_run(run: ContestRun) -> str:
+    """The one command key every call of the run names."""
+    return run.contest.racers[0].op.command.key_hash
+
 
 # --- promise helpers -----------------------------------------------------------------------------------
 
 
-def _lifecycle(run: RaceRun) -> dict[str, Any] | None:
-    return run.final_documents.get(lifecycle_path(run.plan.key_hash))
+def _lifecycle(run: ContestRun) -> dict[str, Any] | None:
+    return run.documents.get(lifecycle_path(key_of_run(run)))
 
 
 def _lease_json(lc: dict[str, Any]) -> dict[str, Any]:
@@ -95,21 +210,21 @@ def _lease_json(lc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _holds(run: RaceRun, record: CallerRecord, lc: dict[str, Any]) -> bool:
-    return owner_fingerprint_of(run.plan.key_hash, record.caller.op.lease_id) == lc["leaseOwnerFingerprint"]
+def _holds(run: ContestRun, record: RacerRecord, lc: dict[str, Any]) -> bool:
+    return owner_fingerprint_of(key_of_run(run), record.racer.op.lease_id) == lc["leaseOwnerFingerprint"]
 
 
-def _expect_each(records: Sequence[CallerRecord], allowed: Callable[[CallerRecord], set[str]]) -> list[str]:
+def _expect_each(records: Sequence[RacerRecord], allowed: Callable[[RacerRecord], set[str]]) -> list[str]:
     """Every final answer is one of the allowed labels, or indefinite."""
     problems = []
     for record in records:
         label = answer_label(record.final)
         if record.definite and label not in allowed(record):
-            problems.append(f"{record.caller.name}: answered {label}, expected one of {sorted(allowed(record))}")
+            problems.append(f"{record.racer.name}: answered {label}, expected one of {sorted(allowed(record))}")
     return problems
 
 
-def _lease_promise(run: RaceRun, *, fence: int, revision: int, single_winner: bool) -> list[str]:
+def _lease_promise(run: ContestRun, *, fence: int, revision: int, single_winner: bool) -> list[str]:
     """One holder holds `fence`: its callers answer exactly the stored lease, everyone else is busy."""
     lc = _lifecycle(run)
     if lc is None:
@@ -121,87 +236,87 @@ def _lease_promise(run: RaceRun, *, fence: int, revision: int, single_winner: bo
             f"expected leased fence {fence} revision {revision}"
         )
         return problems
-    winners = [r for r in run.callers if _holds(run, r, lc)]
+    winners = [r for r in run.racers if _holds(run, r, lc)]
     if not winners:
         problems.append("the stored lease belongs to none of the racing holders")
     expected = _lease_json(lc)
-    for record in run.callers:
+    for record in run.racers:
         if not record.definite:
             continue
         observed = record.final.observed
         if record in winners:
             if observed != expected:
-                problems.append(f"{record.caller.name} (the holder) answered {answer_label(record.final)}, "
+                problems.append(f"{record.racer.name} (the holder) answered {answer_label(record.final)}, "
                                 f"expected the stored lease fence {fence}")
         elif answer_label(record.final) != "lease_busy":
-            problems.append(f"{record.caller.name}: answered {answer_label(record.final)}, expected lease_busy")
-    acquired = [r for r in run.callers if answer_label(r.final) == f"lease_acquired@{fence}"]
+            problems.append(f"{record.racer.name}: answered {answer_label(record.final)}, expected lease_busy")
+    acquired = [r for r in run.racers if answer_label(r.final) == f"lease_acquired@{fence}"]
     if single_winner and len(acquired) != 1 and all(r.definite for r in winners):
         problems.append(f"{len(acquired)} callers answered lease_acquired fence {fence}, exactly one expected")
     return problems
 
 
-def _paths_promise(run: RaceRun, revisions: int, lifecycle: bool) -> list[str]:
-    h = run.plan.key_hash
+def _paths_promise(run: ContestRun, revisions: int, lifecycle: bool) -> list[str]:
+    h = key_of_run(run)
     want = {root_path(h), *(audit_path(h, r) for r in range(1, revisions + 1))}
     if lifecycle:
         want.add(lifecycle_path(h))
-    got = set(run.final_documents)
+    got = set(run.documents)
     if got != want:
         short = lambda paths: sorted(p.replace(h, h[:8]) for p in paths)  # noqa: E731
         return [f"stored documents: missing {short(want - got)}, unexpected {short(got - want)}"]
     return []
 
 
-def _after_promise(run: RaceRun, expected: dict[str, str]) -> list[str]:
+def _after_promise(run: ContestRun, expected: dict[str, str]) -> list[str]:
     problems = []
-    for record in run.after:
-        want = expected[record.caller.name]
+    for record in run.followers:
+        want = expected[record.racer.name]
         label = answer_label(record.final)
         if label != want:
-            problems.append(f"{record.caller.name} (after the race): answered {label}, expected {want}")
+            problems.append(f"{record.racer.name} (after the race): answered {label}, expected {want}")
     return problems
 
 
-def _model_answers_promise(run: RaceRun) -> list[str]:
+def _model_answers_promise(run: ContestRun) -> list[str]:
     """Read-only races: each caller's answer is the model's answer from the setup state, whatever the order."""
     problems = []
-    for record in (*run.callers, *run.after):
-        new_state, result = step(run.initial_state, record.caller.op)
+    for record in (*run.racers, *run.followers):
+        new_state, result = step(run.initial_state, record.racer.op)
         if new_state is not run.initial_state:
-            problems.append(f"{record.caller.name}: the model says this call writes; the scenario is read-only")
+            problems.append(f"{record.racer.name}: the model says this call writes; the scenario is read-only")
         elif record.definite and not exact_answer_matches(result, record.final.observed):
             expected = result.output if result.ok else result.code
-            problems.append(f"{record.caller.name}: answered {answer_label(record.final)}, the model {expected}")
+            problems.append(f"{record.racer.name}: answered {answer_label(record.final)}, the model {expected}")
     return problems
 
 
-def _commit_failure_promise(run: RaceRun) -> list[str]:
+def _commit_failure_promise(run: ContestRun) -> list[str]:
     problems = []
-    for record in run.callers:
-        if record.caller.commit_failure_first and record.attempts and record.attempts[0].outcome.definite:
+    for record in run.racers:
+        if record.racer.first_op is not None and record.calls and record.calls[0].outcome.definite:
             problems.append(
-                f"{record.caller.name}: its commit-failing first attempt answered "
-                f"{answer_label(record.attempts[0].outcome)} (journal_unavailable expected)"
+                f"{record.racer.name}: its commit-failing first attempt answered "
+                f"{answer_label(record.calls[0].outcome)} (journal_unavailable expected)"
             )
     return problems
 
 
-def _registration_promise(run: RaceRun, matching: Callable[[CallerRecord], bool]) -> list[str]:
+def _registration_promise(run: ContestRun, matching: Callable[[RacerRecord], bool]) -> list[str]:
     """The matching callers: one registered_new (the pair's creator), others registered_existing; every
     other caller command_conflict."""
     problems = _expect_each(
-        run.callers, lambda r: {"registered_new", "registered_existing"} if matching(r) else {"command_conflict"}
+        run.racers, lambda r: {"registered_new", "registered_existing"} if matching(r) else {"command_conflict"}
     )
-    new = [r for r in run.callers if answer_label(r.final) == "registered_new"]
+    new = [r for r in run.racers if answer_label(r.final) == "registered_new"]
     # An answer lost in transit may hide the creator; a commit the emulator rejected (commit_fails) cannot.
-    lost = any(not a.outcome.definite and not a.op.commit_fails for r in run.callers for a in r.attempts)
+    lost = any(not a.outcome.definite and not a.op.commit_fails for r in run.racers for a in r.calls)
     if len(new) > 1 or (len(new) == 0 and not lost):
         problems.append(f"{len(new)} callers answered registered_new, exactly one expected")
-    root = run.final_documents.get(root_path(run.plan.key_hash))
+    root = run.documents.get(root_path(key_of_run(run)))
     if root is None:
         problems.append("no root is stored: nobody registered")
-    elif new and root["createdAt"] != new[0].caller.op.now:
+    elif new and root["createdAt"] != new[0].racer.op.now:
         problems.append("the stored createdAt is not the clock reading of the caller that answered registered_new")
     return problems
 
@@ -227,7 +342,7 @@ def build_distinct_holder_first_acquire(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, epoch=T0)
 
 
-def promise_distinct_holder_first_acquire(run: RaceRun) -> list[str]:
+def promise_distinct_holder_first_acquire(run: ContestRun) -> list[str]:
     return _lease_promise(run, fence=1, revision=2, single_winner=True) + _paths_promise(run, 2, True)
 
 
@@ -239,7 +354,7 @@ def build_same_holder_lost_response(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, epoch=T0)
 
 
-def promise_same_holder_lost_response(run: RaceRun) -> list[str]:
+def promise_same_holder_lost_response(run: ContestRun) -> list[str]:
     return _lease_promise(run, fence=1, revision=2, single_winner=False) + _paths_promise(run, 2, True)
 
 
@@ -260,8 +375,8 @@ def build_expired_takeover(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, after, epoch=T0)
 
 
-def promise_expired_takeover(run: RaceRun) -> list[str]:
-    after = {c.name: "lease_rejected" for c in run.plan.after}
+def promise_expired_takeover(run: ContestRun) -> list[str]:
+    after = {c.name: "lease_rejected" for c in run.contest.followers}
     return (
         _lease_promise(run, fence=2, revision=3, single_winner=False)
         + _paths_promise(run, 3, True)
@@ -269,7 +384,7 @@ def promise_expired_takeover(run: RaceRun) -> list[str]:
     )
 
 
-def _terminal_promise(run: RaceRun, side: Callable[[CallerRecord, str], bool]) -> list[str]:
+def _terminal_promise(run: ContestRun, side: Callable[[RacerRecord, str], bool]) -> list[str]:
     """The lifecycle is terminal; callers on the stored side observe it, the others get terminal_conflict."""
     lc = _lifecycle(run)
     if lc is None or lc["state"] not in ("succeeded", "failed_final"):
@@ -277,7 +392,7 @@ def _terminal_promise(run: RaceRun, side: Callable[[CallerRecord, str], bool]) -
     state = lc["state"]
     observation = {"succeeded": "terminal_succeeded", "failed_final": "terminal_failed_final"}[state]
     return _expect_each(
-        run.callers, lambda r: {observation} if side(r, state) else {"terminal_conflict"}
+        run.racers, lambda r: {observation} if side(r, state) else {"terminal_conflict"}
     ) + _paths_promise(run, 3, True)
 
 
@@ -300,8 +415,8 @@ def build_complete_versus_fail(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, after, terminal_events=1, epoch=T0)
 
 
-def promise_complete_versus_fail(run: RaceRun) -> list[str]:
-    problems = _terminal_promise(run, lambda r, state: isinstance(r.caller.op, Complete) == (state == "succeeded"))
+def promise_complete_versus_fail(run: ContestRun) -> list[str]:
+    problems = _terminal_promise(run, lambda r, state: isinstance(r.racer.op, Complete) == (state == "succeeded"))
     lc = _lifecycle(run)
     if lc is not None and lc["state"] in ("succeeded", "failed_final"):
         succeeded = lc["state"] == "succeeded"
@@ -328,11 +443,11 @@ def build_distinct_commitments(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, after, terminal_events=1, epoch=T0)
 
 
-def promise_distinct_commitments(run: RaceRun) -> list[str]:
+def promise_distinct_commitments(run: ContestRun) -> list[str]:
     lc = _lifecycle(run)
-    h = run.plan.key_hash
+    h = key_of_run(run)
     stored = None if lc is None else lc.get("terminalCommitmentHash")
-    winners = [r for r in run.callers if commitment_hash_of(h, r.caller.op.terminal_reference_fingerprint) == stored]
+    winners = [r for r in run.racers if commitment_hash_of(h, r.racer.op.terminal_reference_fingerprint) == stored]
     problems = []
     if len(winners) != 1:
         problems.append(f"the stored commitment belongs to {len(winners)} racing callers, exactly one expected")
@@ -365,7 +480,7 @@ def build_terminal_retries_and_acquires(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, terminal_events=1, epoch=T0)
 
 
-def promise_terminal_retries_and_acquires(run: RaceRun) -> list[str]:
+def promise_terminal_retries_and_acquires(run: ContestRun) -> list[str]:
     return _model_answers_promise(run) + _paths_promise(run, 3, True)
 
 
@@ -386,8 +501,8 @@ def build_preseeded_next_audit(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, epoch=T0)
 
 
-def promise_preseeded_next_audit(run: RaceRun) -> list[str]:
-    return _expect_each(run.callers, lambda r: {"unrecognized_record"}) + _model_answers_promise(run)
+def promise_preseeded_next_audit(run: ContestRun) -> list[str]:
+    return _expect_each(run.racers, lambda r: {"unrecognized_record"}) + _model_answers_promise(run)
 
 
 def build_commit_failure_takeover(ids: Ids) -> RacePlan:
@@ -403,7 +518,7 @@ def build_commit_failure_takeover(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, epoch=T0)
 
 
-def promise_commit_failure_takeover(run: RaceRun) -> list[str]:
+def promise_commit_failure_takeover(run: ContestRun) -> list[str]:
     return (
         _lease_promise(run, fence=2, revision=3, single_winner=True)
         + _paths_promise(run, 3, True)
@@ -421,7 +536,7 @@ def build_identical_registrations(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, (), callers, epoch=T0)
 
 
-def promise_identical_registrations(run: RaceRun) -> list[str]:
+def promise_identical_registrations(run: ContestRun) -> list[str]:
     return _registration_promise(run, lambda r: True) + _paths_promise(run, 1, False)
 
 
@@ -438,15 +553,15 @@ def build_two_payload_registration(ids: Ids) -> RacePlan:
     return RacePlan(name, first, (), callers, epoch=T0)
 
 
-def promise_two_payload_registration(run: RaceRun) -> list[str]:
-    root = run.final_documents.get(root_path(run.plan.key_hash))
+def promise_two_payload_registration(run: ContestRun) -> list[str]:
+    root = run.documents.get(root_path(key_of_run(run)))
     if root is None:
         return ["no root is stored: nobody registered"]
-    fingerprints = {r.caller.op.command.payload_fingerprint for r in run.callers}
+    fingerprints = {r.racer.op.command.payload_fingerprint for r in run.racers}
     if root["payloadFingerprint"] not in fingerprints:
         return ["the stored payload fingerprint is neither racing payload's"]
     problems = _registration_promise(
-        run, lambda r: r.caller.op.command.payload_fingerprint == root["payloadFingerprint"]
+        run, lambda r: r.racer.op.command.payload_fingerprint == root["payloadFingerprint"]
     )
     return problems + _paths_promise(run, 1, False)
 
@@ -461,11 +576,11 @@ def build_preseeded_registration_audit(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, setup, callers, epoch=T0)
 
 
-def promise_preseeded_registration_audit(run: RaceRun) -> list[str]:
-    problems = _expect_each(run.callers, lambda r: {"unrecognized_record"})
-    h = run.plan.key_hash
-    if set(run.final_documents) != {audit_path(h, 1)}:
-        problems.append(f"stored documents changed: {sorted(p.replace(h, h[:8]) for p in run.final_documents)}")
+def promise_preseeded_registration_audit(run: ContestRun) -> list[str]:
+    problems = _expect_each(run.racers, lambda r: {"unrecognized_record"})
+    h = key_of_run(run)
+    if set(run.documents) != {audit_path(h, 1)}:
+        problems.append(f"stored documents changed: {sorted(p.replace(h, h[:8]) for p in run.documents)}")
     return problems
 
 
@@ -480,7 +595,7 @@ def build_commit_failure_registration(ids: Ids) -> RacePlan:
     return RacePlan(name, ref, (), callers, epoch=T0)
 
 
-def promise_commit_failure_registration(run: RaceRun) -> list[str]:
+def promise_commit_failure_registration(run: ContestRun) -> list[str]:
     return (
         _registration_promise(run, lambda r: True) + _paths_promise(run, 1, False) + _commit_failure_promise(run)
     )

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck.contest_results import recheck
+from fencecheck.contest_results import ScenarioResult, recheck
 from fencecheck.known_bad_verdict import (
     CONTRACT,
     UNDECIDED,
@@ -39,7 +39,6 @@ from fencecheck.known_bad_verdict import (
 )
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.lantern import LANTERN
-from fencecheck.race import ScenarioResult
 from fencecheck.report.artifacts import known_bad_recorder
 from known_bad.crashing import lantern_name_error
 from known_bad.lantern import VARIANTS

@@ -1,6 +1,7 @@
 """Every concurrent scenario of seeds 000 and 001, judged by the linearizability checker, the structural
-invariants and the seed's own promise. See race_tests/scenarios.py for the scenarios and
-fencecheck/race.py for the harness.
+invariants and the seed's own promise. See race_tests/scenarios.py for the scenarios; they run through
+fencecheck/contest.py (the runner every system's races take) with the journal plug-in's structural
+invariants (fencecheck/plugins/journal_structure.py).
 
 A caller still `journal_unavailable` after its two whole-call retries is judged indefinite by the checker;
 a run in which fewer than 90% of the racing callers got a definite answer fails for contention, and so does
@@ -14,10 +15,9 @@ from typing import Any
 
 import pytest
 
-from fencecheck.race import execute
 from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
-from race_tests.scenarios import SCENARIOS, Scenario
+from race_tests.scenarios import SCENARIOS, Scenario, execute
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
@@ -31,7 +31,7 @@ def test_race(
     request: pytest.FixtureRequest,
     record_property: Any,
 ) -> None:
-    result, _run, verdict = execute(
+    result, run = execute(
         firestore_db,
         scenario,
         repeat=race_repeat,
@@ -42,6 +42,7 @@ def test_race(
         system=system,
     )
     record_share(record_property, result)
+    verdict = run.verdict
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
     failures = []
     if verdict.status == "unknown":  # an undecided history is not a pass

@@ -26,14 +26,13 @@ from typing import Any
 
 import attrs
 
-from fencecheck.contest import fresh_log
+from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, fresh_log, release_together
 from fencecheck.definite import contention_problem, contract_unavailable
 from fencecheck.firestore_io import read_project
 from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder, classifier, observed_of
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import Lockstep, LockstepMismatch, OnceClock
 from fencecheck.plugin import SystemPlugin
-from fencecheck.race import MAX_WHOLE_CALL_RETRIES, release_together
 
 from .program import BranchCall, ParallelProgram
 from .strategy import spec_of

@@ -18,12 +18,13 @@ from typing import Any
 import attrs
 
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.firestore_io import key_of, write_key
 from fencecheck.lockstep import Lockstep
 from fencecheck.lockstep import replay as lockstep_replay
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
+from fencecheck.plugins.journal_store import key_of, write_key
+from fencecheck.plugins.journal_structure import contest_problems
 from fencecheck.systems import import_module
 from model.journal import (
     MAX_REVISION,
@@ -33,6 +34,7 @@ from model.journal import (
     CommandRef,
     Complete,
     Fail,
+    FaultKind,
     InjectFault,
     JournalState,
     Operation,
@@ -249,12 +251,19 @@ def _error_code(impl: ReferenceAPI, error: BaseException) -> str | None:
 
 
 def ops_to_json(ops: Sequence[Operation]) -> tuple[dict[str, Any], list[Any]]:
-    """Commands are written once, in a `commands` table, and operations name them (`c1`, `c2`, ...)."""
+    """Commands are written once, in a `commands` table, and operations name them (`c1`, `c2`, ...). An injected
+    fault (a contest's setup may hold one) is `{"type": "inject_fault", "command": name, "kind": kind}`."""
     names: dict[CommandRef, str] = {}
     for op in ops:
         names.setdefault(op.command, f"c{len(names) + 1}")
     header = {"commands": {name: command_to_json(ref) for ref, name in names.items()}}
-    return header, [op_to_json(op, command_names=names) for op in ops]
+    return header, [_op_to_json(op, names) for op in ops]
+
+
+def _op_to_json(op: Operation, names: Mapping[CommandRef, str]) -> dict[str, Any]:
+    if isinstance(op, InjectFault):
+        return {"type": "inject_fault", "command": names[op.command], "kind": op.kind.value}
+    return op_to_json(op, command_names=names)
 
 
 def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Operation]:
@@ -262,7 +271,17 @@ def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Operati
     if not isinstance(raw_commands, dict):
         raise ValueError("commands must be a JSON object")
     commands = {name: command_from_json(value) for name, value in raw_commands.items()}
-    return [op_from_json(item, commands=commands) for item in raw]
+    return [_op_from_json(item, commands) for item in raw]
+
+
+def _op_from_json(item: Any, commands: Mapping[str, CommandRef]) -> Operation:
+    if isinstance(item, dict) and item.get("type") == "inject_fault":
+        if sorted(item) != ["command", "kind", "type"]:
+            raise ValueError(f"an inject_fault entry has exactly type, command and kind, not {sorted(item)}")
+        if item["command"] not in commands:
+            raise ValueError(f"inject_fault names no known command: {item['command']!r}")
+        return InjectFault(commands[item["command"]], FaultKind(item["kind"]))
+    return op_from_json(item, commands=commands)
 
 
 def _parallel_spec() -> Any:
@@ -310,4 +329,5 @@ JOURNAL = SystemPlugin(
     known_bad_variants=known_bad_variants,
     hoisted=hoisted,
     counterexample_system=counterexample_system,
+    contest_problems=contest_problems,
 )

@@ -31,10 +31,11 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_key
+from fencecheck.firestore_io import CommitFailureClient, Stored
 from fencecheck.parallel.program import T0, BranchCall, ParallelProgram, contested_keys
 from fencecheck.parallel.spec import CommitFailure, ParallelSpec
-from fencecheck.race import nested_paths, project_problems, structural_problems
+from fencecheck.plugins.journal_store import nested_paths, read_key
+from fencecheck.plugins.journal_structure import project_problems, structural_problems
 from model.journal import (
     Acquire,
     CommandRecord,
@@ -267,7 +268,7 @@ def before_race(db: Any, keys: tuple[str, ...]) -> dict[str, dict[str, Stored]]:
 
 def race_problems(db: Any, state: JournalState, keys: tuple[str, ...], before: Mapping[str, Mapping[str, Stored]],
                   project: Mapping[str, Stored]) -> list[str]:
-    """The race harness's structural invariants per called key (`fencecheck.race.structural_problems`), and
+    """The structural invariants per called key (`journal_structure.structural_problems`, as in races), and
     the whole-project read-back (`project_problems`: a stray write, or a prefix-only key's documents that are
     no longer the model's)."""
     problems = []

@@ -3,7 +3,7 @@
     run.json                              the gate's own record (record.py)
     junit/<suite>.xml                     pytest --junitxml of each suite (fencecheck.junit)
     coverage/journal-transitions-*.json   transition counts per test process (fencecheck.coverage)
-    races/<scenario>-<repeat>.json        one race run each (fencecheck.race, "fencecheck.race-result/1")
+    races/<system>_<scenario>-<repeat>.json  one race run each (fencecheck.contest_results, "fencecheck.race-result/2")
     stateful/<machine>.json               one Hypothesis state machine's run (STATEFUL_FORMAT, below)
     known_bad/<variant>.json              one known-bad variant of the catalogue (KNOWN_BAD_FORMAT, below)
     rules/matrix.json                     fencecheck.rules_probe.RulesMatrix.to_json()

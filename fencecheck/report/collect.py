@@ -24,12 +24,13 @@ import attrs
 
 from fencecheck import coverage as transition_coverage
 from fencecheck import failures as gate_failures
+from fencecheck.contest import answer_label
+from fencecheck.contest_results import RESULT_FORMAT, saved_format, state_after_setup
 from fencecheck.history import History
 from fencecheck.junit import SuiteCounts, parse_junit
 from fencecheck.linearizability import check
 from fencecheck.plugins import SYSTEM_NAMES
 from fencecheck.plugins import plugin as plugin_named
-from fencecheck.race import RESULT_FORMAT, answer_label, state_after_setup
 from fencecheck.rules_probe import ProbeResult, RulesMatrix
 
 from . import artifacts as layout
@@ -280,9 +281,9 @@ def _races(c: _Collector, notes: list[str]) -> RaceSection | None:
 
 
 def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
-    if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
+    if saved_format(data, name) != RESULT_FORMAT:  # an older version: an error that says how to regenerate
         raise ValueError(f"not a {RESULT_FORMAT} file")
-    history = History.from_json(data["history"])  # it names its system's plug-in (no name: the journal)
+    history = History.from_json(data["history"])  # it names its system's plug-in
     system = history.system
     plugin = plugin_named(system)
     state = state_after_setup(plugin, data)

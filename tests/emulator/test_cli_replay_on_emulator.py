@@ -1,6 +1,6 @@
 """`fencecheck replay` on the shared test emulator: a lockstep program and a race, each against the known-bad
 system it names (still fails, exit 1) and against the reference (no longer fails, exit 0); a lantern contest
-likewise."""
+likewise (both systems' races run through fencecheck.contest and are saved in one format)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,10 @@ from fencecheck.contest_results import execute_contest
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
-from fencecheck.race import execute
 from known_bad.journal import system, variant
 from model.lantern import CreateVenue, DeleteVenue, Light
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
-from race_tests.scenarios import BY_NAME
+from race_tests.scenarios import BY_NAME, execute
 
 pytestmark = pytest.mark.emulator
 
@@ -70,18 +69,20 @@ def test_system_option_replays_a_program_against_another_implementation(emulator
 def illegal_race(firestore_db: Any, tmp_path: Path) -> Path:
     """A race the re-registration-writes variant loses: exact re-registrations rewrite the root, so the
     root and its revision-1 audit no longer share a commit and the answers stop fitting the model."""
-    result, _run, verdict = execute(firestore_db, BY_NAME["identical_registrations"], counterexamples_dir=tmp_path,
-                                    system=system("re-registration-writes"))
-    assert verdict.status == "illegal" and result.counterexample, verdict.explain()
+    result, run = execute(firestore_db, BY_NAME["identical_registrations"], counterexamples_dir=tmp_path,
+                          system=system("re-registration-writes"))
+    assert run.verdict.status == "illegal" and result.counterexample, run.verdict.explain()
     return Path(result.counterexample)
 
 
 def test_race_still_fails_against_its_variant(emulator, illegal_race):
-    assert json.loads(illegal_race.read_text())["system"] == "known_bad.journal:re-registration-writes"
+    saved = json.loads(illegal_race.read_text())
+    assert (saved["system"], saved["implementation"]) == ("journal", "known_bad.journal:re-registration-writes")
     done = replay(illegal_race, emulator.host)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert "24 callers released together, 0 after them, against known_bad.journal:re-registration-writes" in lines[0]
+    assert lines[0].startswith("journal contest journal_identical_registrations from ")
+    assert "24 racers released together, 0 after them, against known_bad.journal:re-registration-writes" in lines[0]
     assert "saved history, re-checked by the pure checker: illegal" in lines
     assert any(line.startswith("re-executed at ") and line.endswith(": illegal") for line in lines)
     assert lines[-1] == "still fails"
@@ -89,8 +90,8 @@ def test_race_still_fails_against_its_variant(emulator, illegal_race):
 
 def test_race_no_longer_fails_against_the_reference(emulator, illegal_race, tmp_path):
     data = json.loads(illegal_race.read_text())
-    data["system"] = None  # the same setup and calls, raced against the real reference
-    fixed = tmp_path / "race-identical_registrations-reference.json"
+    data["implementation"] = None  # the same setup and calls, raced against the real reference
+    fixed = tmp_path / "race-journal_identical_registrations-reference.json"
     fixed.write_text(json.dumps(data))
     done = replay(fixed, emulator.host)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -133,9 +134,9 @@ def test_a_lantern_counterexample_names_and_replays_its_variant(emulator, firest
 
 def test_a_malformed_contest_is_a_usage_error_before_any_emulator(tmp_path):
     path = tmp_path / "race-lantern_x-0.json"
-    path.write_text(json.dumps({"format": "fencecheck.contest-counterexample/1", "history": {"system": "lantern"}}))
+    path.write_text(json.dumps({"format": "fencecheck.race-counterexample/2", "history": {"system": "lantern"}}))
     done = replay(path, "127.0.0.1:9")  # nothing listens there: it must not get that far
-    assert done.returncode == 2 and "malformed saved contest" in done.stderr
+    assert done.returncode == 2 and "malformed saved race: no 'system' key" in done.stderr
 
 
 def test_a_lantern_lockstep_program_still_fails_against_its_variant_only(emulator, tmp_path):

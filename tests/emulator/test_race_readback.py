@@ -1,6 +1,7 @@
-"""The journal's race runner and a parallel program run read back the whole project after the race: a write
-outside the contested key (here `strays/x`, from the reference plus one extra write) fails the run, naming
-the path; a parallel run whose branch calls mostly got no definite answer is judged `contention`, never ok."""
+"""The contest runner (the journal's races) and a parallel program run read back the whole project after the
+race: a write outside the contested key (here `strays/x`, from the reference plus one extra write) fails the
+run, naming the path; a parallel run whose branch calls mostly got no definite answer is judged `contention`,
+never ok."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import attrs
 import pytest
 
 import reference
+from fencecheck.contest import Ids, run_contest
 from fencecheck.parallel import CONTENDED, BranchCall, CaseResult, ParallelProgram, run_once
 from fencecheck.parallel.execute import BROKEN, CONTENTION, OK
-from fencecheck.plugins.journal import REFERENCE, ReferenceAPI
-from fencecheck.race import Ids, run_plan, run_problems
+from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
 from model.journal import Acquire, CommandRef, Register
 from race_tests.scenarios import BY_NAME
 from reference import CommandJournalError
@@ -53,7 +54,7 @@ def _unavailable(_db: Any) -> None:
 
 def _two_way_race():
     plan = BY_NAME["distinct_holder_first_acquire"].plan(Ids(7))
-    return attrs.evolve(plan, callers=plan.callers[:2])
+    return attrs.evolve(plan, callers=plan.callers[:2]).contest()
 
 
 def _program() -> ParallelProgram:
@@ -62,13 +63,24 @@ def _program() -> ParallelProgram:
 
 
 def test_a_write_outside_the_raced_key_fails_the_journal_race(firestore_db):
-    run = run_plan(firestore_db, _two_way_race(), system=_acquire_then(_stray_write))
-    problems = run_problems(run)
-    assert any(p.startswith(f"{STRAY}: stored outside every command key (a stray write") for p in problems), problems
+    run = run_contest(firestore_db, _two_way_race(), plugin=JOURNAL, implementation=_acquire_then(_stray_write))
+    assert run.verdict.ok  # the answers and the key are the model's
+    assert any(p == f"{STRAY}: stored outside every command key" for p in run.problems), run.problems
 
 
 def test_the_reference_race_has_nothing_outside_its_key(firestore_db):
-    assert run_problems(run_plan(firestore_db, _two_way_race())) == []
+    run = run_contest(firestore_db, _two_way_race(), plugin=JOURNAL)
+    assert run.verdict.ok and run.problems == ()
+
+
+def test_the_journal_plugins_structural_invariants_judge_a_contest(firestore_db):
+    """What the checker cannot know is the plug-in's (`contest_problems`): here the contest's expected terminal
+    event count, which no first-acquire race meets."""
+    contest = attrs.evolve(_two_way_race(), facts={"terminalEvents": 1})
+    run = run_contest(firestore_db, contest, plugin=JOURNAL)
+    assert run.verdict.ok, run.verdict.explain()  # the answers and the stored content are the model's
+    h = contest.racers[0].op.command.key_hash
+    assert run.problems == (f"{h[:8]}: 0 terminal events stored, 1 expected",)
 
 
 def test_a_write_outside_the_contested_keys_fails_a_parallel_program(firestore_db):

@@ -18,7 +18,7 @@ from fencecheck.report import collect
 from fencecheck.report.model import CoverageSection, KnownBadCatalogue, RaceScenario, RaceSection, Run
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "report"
-ILLEGAL_RUN = "distinct_holder_first_acquire-1"
+ILLEGAL_RUN = "journal_distinct_holder_first_acquire-1"
 
 
 def copy_fixture(tmp_path: Path) -> Path:

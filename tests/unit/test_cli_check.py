@@ -11,11 +11,13 @@ import attrs
 import pytest
 
 from fencecheck import cli
+from fencecheck.contest import Ids
+from fencecheck.contest_results import save_counterexample
+from fencecheck.contest_simulation import simulate_in_turn
 from fencecheck.history import Call, Definite, History, Planned, simulate
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
-from fencecheck.race import Ids, judge, save_counterexample, simulate_plan
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import CreateVenue, Extinguish, Light
 from race_tests.scenarios import BY_NAME
@@ -89,8 +91,8 @@ def test_an_illegal_history_exits_1_with_its_explanation(capsys):
 
 def test_a_saved_race_is_checked_from_its_setup(tmp_path, capsys):
     """A race's file carries its setup: from the empty state its first acquire would be unregistered."""
-    run = simulate_plan(BY_NAME["commit_failure_takeover"].plan(Ids(7)))
-    path = save_counterexample(run, judge(run)[0], tmp_path)
+    run = simulate_in_turn(BY_NAME["commit_failure_takeover"].contest(Ids(7)), plugin=JOURNAL)
+    path = save_counterexample(run, tmp_path)
     code, out, _err = _check(capsys, path)
     assert code == 0 and "journal race" in out.splitlines()[0]
     history = json.loads(path.read_text())["history"]
@@ -144,7 +146,9 @@ def test_the_check_stops_at_the_first_illegal_key_unless_full(tmp_path, capsys):
         ("[1, 2]", "not a JSON object"),
         (json.dumps({"format": "fencecheck.nothing/1"}), "unknown format 'fencecheck.nothing/1'"),
         (json.dumps({"format": "fencecheck.history/1", "system": "ledger", "calls": []}), "no system called 'ledger'"),
-        (json.dumps({"format": "fencecheck.race-result/1"}), "malformed: missing key 'history'"),
+        (json.dumps({"format": "fencecheck.race-result/2"}), "malformed: missing key 'history'"),
+        (json.dumps({"format": "fencecheck.race-result/1", "history": {}}), "no longer reads (expected "
+         "fencecheck.race-result/2 or fencecheck.race-counterexample/2). Run the race suite again"),
         (json.dumps({"format": PARALLEL_FORMAT, "history": None}), "failed in its sequential prefix"),
     ],
 )

@@ -1,4 +1,4 @@
-"""`fencecheck replay`: what is wrong with a file is said before any emulator starts; the race plan is rebuilt
+"""`fencecheck replay`: what is wrong with a file is said before any emulator starts; a race's contest is rebuilt
 from a saved file exactly; a lockstep program's pytest outcome is read correctly (with a fake subprocess)."""
 
 from __future__ import annotations
@@ -8,14 +8,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 from fencecheck import cli, replay
+from fencecheck.contest import Ids
+from fencecheck.contest_results import save_counterexample
+from fencecheck.contest_simulation import simulate_in_turn
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import CounterexampleError, FencecheckError
 from fencecheck.plugins.journal import JOURNAL, REFERENCE
-from fencecheck.race import Ids, judge, save_counterexample, simulate_plan
+from fencecheck.replay_contest import load_contest
 from known_bad.journal import variant
 from race_tests.scenarios import BY_NAME
 
@@ -36,10 +38,9 @@ def _replay(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 
 
 def _saved_race(tmp_path: Path, scenario: str = "commit_failure_takeover", **extra: Any) -> Path:
-    plan = BY_NAME[scenario].plan(Ids(7))
-    run = simulate_plan(plan)
-    verdict, _ = judge(run)
-    path = save_counterexample(run, verdict, tmp_path, system=extra.pop("system", None))
+    """A saved journal race (format 2) with `extra` keys set (None: removed)."""
+    run = simulate_in_turn(BY_NAME[scenario].contest(Ids(7)), plugin=JOURNAL)
+    path = save_counterexample(run, tmp_path)
     if extra:
         data = json.loads(path.read_text())
         for key, value in extra.items():
@@ -83,10 +84,8 @@ def test_malformed_json(tmp_path, capsys):
     [
         ({"format": "fencecheck.history/1"}, "not a saved race (format 'fencecheck.history/1'"),
         ([1, 2], "not a saved race (format 'list'"),
-        ({"format": "fencecheck.race-counterexample/1", "setup": []}, "no 'history' key"),
-        ({"format": "fencecheck.race-counterexample/1", "setup": {}, "history": {}}, "setup must be a JSON array"),
     ],
-    ids=["other-format", "not-an-object", "no-history", "bad-setup"],
+    ids=["other-format", "not-an-object"],
 )
 def test_wrong_format(tmp_path, capsys, data, message):
     path = tmp_path / "race-x.json"
@@ -95,14 +94,42 @@ def test_wrong_format(tmp_path, capsys, data, message):
     assert code == 2 and message in err
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"history": None}, "no 'history' key"),
+        ({"setup": 5}, "malformed saved race (TypeError"),
+        ({"racers": []}, "a contest needs racers"),
+        ({"system": "abacus"}, "no system called 'abacus'"),
+    ],
+    ids=["no-history", "bad-setup", "no-racers", "unknown-system"],
+)
+def test_malformed_saved_race(tmp_path, capsys, extra, message):
+    code, err = _replay(_saved_race(tmp_path, **extra), capsys)
+    assert code == 2 and message in err
+
+
+@pytest.mark.parametrize(
+    "old", ["fencecheck.race-result/1", "fencecheck.race-counterexample/1", "fencecheck.contest-counterexample/1"]
+)
+def test_a_version_1_race_file_is_refused_saying_how_to_regenerate_it(tmp_path, capsys, old):
+    """Version 1 (the journal's own race runner, the lantern's first contest files) did not record the racers'
+    operations: it cannot be replayed as it was, so it is a usage error that names the version expected."""
+    code, err = _replay(_saved_race(tmp_path, format=old), capsys)
+    assert code == 2
+    assert f"format {old!r}, which this fencecheck no longer reads" in err
+    assert "expected fencecheck.race-result/2 or fencecheck.race-counterexample/2" in err
+    assert "Run the race suite again to regenerate it" in err
+
+
 def test_race_naming_a_module_that_cannot_be_imported(tmp_path, capsys):
-    path = _saved_race(tmp_path, system="no_such_package.journal")
+    path = _saved_race(tmp_path, implementation="no_such_package.journal")
     code, err = _replay(path, capsys)
     assert code == 2 and "module 'no_such_package.journal' cannot be imported" in err
 
 
 def test_race_naming_an_unknown_variant(tmp_path, capsys):
-    path = _saved_race(tmp_path, system="known_bad.journal:no-such-bug")
+    path = _saved_race(tmp_path, implementation="known_bad.journal:no-such-bug")
     code, err = _replay(path, capsys)
     assert code == 2 and "no known-bad variant 'no-such-bug'" in err and VARIANT in err
 
@@ -151,39 +178,32 @@ def test_program_system_reads_what_counterexamples_write(tmp_path):
     assert replay.program_system(plain) is None
 
 
-# --- rebuilding a race plan ------------------------------------------------------------------------------
+# --- rebuilding a race's contest ---------------------------------------------------------------------------
 
 
-def test_plan_is_rebuilt_exactly_from_a_saved_counterexample(tmp_path):
-    original = BY_NAME["commit_failure_takeover"].plan(Ids(7))
-    saved = replay.load_race(_saved_race(tmp_path))
-    plan, note = replay.plan_from_saved(saved)
-    assert note == ""
-    assert plan.setup == original.setup and plan.command == original.command
-    assert plan.callers == original.callers  # names, ops (ids, clock readings) and commit_failure_first
-    assert plan.after == original.after and plan.terminal_events == original.terminal_events
-    assert any(c.commit_failure_first for c in plan.callers)
+def test_contest_is_rebuilt_exactly_from_a_saved_counterexample(tmp_path):
+    original = BY_NAME["commit_failure_takeover"].contest(Ids(7))
+    saved = load_contest(_saved_race(tmp_path))
+    assert saved.plugin is JOURNAL and saved.implementation == "reference"
+    rebuilt = saved.contest
+    assert rebuilt.scenario == original.scenario and rebuilt.setup == original.setup
+    assert rebuilt.racers == original.racers  # names, ops (ids, clock readings) and commit-failing first attempts
+    assert rebuilt.followers == original.followers and rebuilt.facts == original.facts == {"terminalEvents": 0}
+    assert any(racer.first_op is not None for racer in rebuilt.racers)
 
 
-def test_plan_keeps_the_follow_up_callers(tmp_path):
-    original = BY_NAME["expired_takeover"].plan(Ids(7))
-    assert original.after, "the scenario is chosen for its sequential follow-up callers"
-    plan, _ = replay.plan_from_saved(replay.load_race(_saved_race(tmp_path, "expired_takeover")))
-    assert plan.callers == original.callers and plan.after == original.after
+def test_contest_keeps_the_follow_up_callers_and_the_terminal_event_count(tmp_path):
+    original = BY_NAME["complete_versus_fail"].contest(Ids(7))
+    assert original.followers, "the scenario is chosen for its sequential follow-up callers"
+    rebuilt = load_contest(_saved_race(tmp_path, "complete_versus_fail")).contest
+    assert rebuilt.racers == original.racers and rebuilt.followers == original.followers
+    assert rebuilt.facts == {"terminalEvents": 1}
 
 
-def test_older_file_without_roles_races_every_caller_and_says_so(tmp_path):
-    original = BY_NAME["commit_failure_takeover"].plan(Ids(7))
-    saved = replay.load_race(_saved_race(tmp_path, plan=None))
-    plan, note = replay.plan_from_saved(saved)
-    assert "released together" in note
-    assert {c.name: c for c in plan.callers} == {c.name: c for c in original.callers}  # flags from the first call
-    assert plan.terminal_events is None  # unknown: not checked
-
-
-def test_saved_counterexample_names_its_system(tmp_path):
-    data = json.loads(_saved_race(tmp_path, system=f"known_bad.journal:{VARIANT}").read_text())
-    assert data["system"] == f"known_bad.journal:{VARIANT}" and data["plan"]["callers"]
+def test_saved_counterexample_names_its_system_and_implementation(tmp_path):
+    data = json.loads(_saved_race(tmp_path, implementation=f"known_bad.journal:{VARIANT}").read_text())
+    assert data["system"] == "journal" and data["implementation"] == f"known_bad.journal:{VARIANT}"
+    assert data["racers"] and data["format"] == "fencecheck.race-counterexample/2"
 
 
 # --- a lockstep program's pytest outcome (fake subprocess) ---------------------------------------------------
@@ -237,17 +257,11 @@ def test_program_pytest_cannot_collect_is_an_error(tmp_path):
 
 
 def test_kind_of_dispatches_on_the_suffix(tmp_path):
-    for name, kind in (("JournalMachine-1.py", "stateful"), ("race-x-1.json", "race")):
+    for name, kind in (("JournalMachine-1.py", "stateful"), ("race-x-1.json", "contest")):
         (tmp_path / name).write_text("")
         assert replay.kind_of(tmp_path / name) == kind
     with pytest.raises(CounterexampleError):
         replay.kind_of(tmp_path / "missing.json")
-
-
-def test_evolve_keeps_ops_comparable():
-    # plan_from_saved clears commit_fails with attrs.evolve; the ops must stay equal to the plan's own.
-    op = BY_NAME["commit_failure_takeover"].plan(Ids(7)).callers[0].op
-    assert attrs.evolve(attrs.evolve(op, commit_fails=True), commit_fails=False) == op
 
 
 # --- generated concurrent programs (fencecheck.parallel) ---------------------------------------------------
@@ -259,8 +273,8 @@ def test_a_parallel_program_is_told_apart_from_a_race_by_its_format(tmp_path):
     path = tmp_path / "parallel-reference-0123456789.json"
     path.write_text(json.dumps({"format": COUNTEREXAMPLE_FORMAT}))
     assert replay.kind_of(path) == "parallel"
-    path.write_text(json.dumps({"format": "fencecheck.race-counterexample/1"}))
-    assert replay.kind_of(path) == "race"
+    path.write_text(json.dumps({"format": "fencecheck.race-counterexample/2"}))
+    assert replay.kind_of(path) == "contest"
 
 
 def test_a_malformed_parallel_program_is_a_usage_error(tmp_path, capsys):
@@ -310,6 +324,7 @@ def test_system_override_rewrites_a_program_to_the_named_implementation(tmp_path
 
 
 def test_system_override_of_a_race(tmp_path):
-    path = _saved_race(tmp_path, system=f"known_bad.journal:{VARIANT}")
-    assert replay.prepare(path).system.module == f"known_bad.journal:{VARIANT}"
-    assert replay.prepare(path, "reference").system is REFERENCE
+    path = _saved_race(tmp_path, implementation=f"known_bad.journal:{VARIANT}")
+    assert replay.prepare(path).loaded.implementation == f"known_bad.journal:{VARIANT}"
+    assert replay.prepare(path, "reference").loaded.implementation is None  # the journal's reference
+    assert replay.prepare(path, "reference").loaded.plugin.resolve(None) is REFERENCE

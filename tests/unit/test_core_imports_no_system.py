@@ -24,11 +24,7 @@ SYSTEM_PACKAGES = ("model", "reference", "known_bad")
 
 # Files other helpers rewrite right now and that still import a system; each entry goes when their branch
 # lands. (contest_results.py, replay.py and replay_contest.py, rewritten by w-contest too, import none.)
-ALLOWED = {
-    "fencecheck/race.py",  # removed when w-contest lands (race.py folds into the generic contest runner)
-    "fencecheck/contest.py",  # removed when w-contest lands (reference.AttemptLog)
-    "fencecheck/firestore_io.py",  # removed when w-contest lands (the journal's document paths)
-}
+ALLOWED: set[str] = set()  # files of the core allowed to import a system: none
 
 
 def _module_name(path: Path) -> str:

@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import attrs
 import pytest
 
-from fencecheck.contest import RacerRecord, simulate_contest
+from fencecheck.contest import ContestRun, Ids, RacerRecord
 from fencecheck.contest import judge as judge_contest
 from fencecheck.contest_results import contest_result
+from fencecheck.contest_simulation import simulate_contest, simulate_in_turn
 from fencecheck.definite import (
     RUN_SHARE_PERCENT,
     SCENARIO_SHARE_PERCENT,
@@ -20,8 +21,8 @@ from fencecheck.definite import (
     share_holds,
 )
 from fencecheck.history import History, Indefinite
+from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
-from fencecheck.race import CallerRecord, Ids, RaceRun, judge, simulate_plan, summarize_run
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME, WIDTH
 
@@ -78,32 +79,36 @@ def test_a_scenario_needs_99_percent_over_its_repeats() -> None:
 # --- the runners' judgements ---------------------------------------------------------------------------
 
 
-def _all_unavailable(run: RaceRun) -> RaceRun:
-    """The run as if every call had answered journal_unavailable (the emulator's contention, nothing applied)."""
+def _simulated(plan) -> ContestRun:
+    return simulate_in_turn(plan.contest(), plugin=JOURNAL)
+
+
+def _all_unavailable(run: ContestRun) -> ContestRun:
+    """The run as if every call had answered journal_unavailable (the emulator's contention, nothing applied),
+    judged again."""
     calls = tuple(attrs.evolve(call, outcome=UNAVAILABLE) for call in run.history.calls)
     history = History(calls, run.history.final_documents, run.history.system)
     records = tuple(
-        CallerRecord(r.caller, tuple(attrs.evolve(a, outcome=UNAVAILABLE) for a in r.attempts)) for r in run.callers
+        RacerRecord(r.racer, tuple(attrs.evolve(c, outcome=UNAVAILABLE) for c in r.calls)) for r in run.racers
     )
-    return attrs.evolve(run, callers=records, history=history)
+    verdict, seconds = judge_contest(JOURNAL, history, run.initial_state, run.final_documents)
+    return attrs.evolve(run, racers=records, history=history, verdict=verdict, checker_seconds=seconds)
 
 
 @pytest.mark.parametrize("name", READ_ONLY)
 def test_a_journal_race_whose_callers_are_all_unavailable_fails_for_contention(name: str) -> None:
-    run = _all_unavailable(simulate_plan(BY_NAME[name].plan(Ids(41))))
-    verdict, seconds = judge(run)
-    assert verdict.ok  # the checker lets every indefinite call have applied or not: it cannot object
-    result = summarize_run(run, verdict, seconds)
+    run = _all_unavailable(_simulated(BY_NAME[name].plan(Ids(41))))
+    assert run.verdict.ok  # the checker lets every indefinite call have applied or not: it cannot object
+    result = contest_result(run)
     assert result.definite_callers == 0 and result.verdict == "ok" and result.contract_unavailable_callers == 0
-    assert result.contention is not None and result.contention.startswith(f"contention: only 0 of {run.plan.width}")
+    assert result.contention is not None and result.contention.startswith(
+        f"contention: only 0 of {run.contest.width}")
     assert not result.passed
     assert result.to_json()["contention"] == result.contention
 
 
 def test_a_journal_race_with_every_answer_passes() -> None:
-    run = simulate_plan(BY_NAME["terminal_retries_and_acquires"].plan(Ids(42)))
-    verdict, seconds = judge(run)
-    result = summarize_run(run, verdict, seconds)
+    result = contest_result(_simulated(BY_NAME["terminal_retries_and_acquires"].plan(Ids(42))))
     assert result.contention is None and result.passed
 
 
@@ -113,10 +118,9 @@ def test_the_model_s_own_unavailable_answer_is_not_contention() -> None:
     plan = BY_NAME["distinct_holder_first_acquire"].plan(Ids(43))
     early = tuple(attrs.evolve(c, op=attrs.evolve(c.op, now=plan.setup[0].now - timedelta(seconds=1)))
                   for c in plan.callers[:3])
-    run = simulate_plan(attrs.evolve(plan, callers=(*early, *plan.callers[3:])))
-    verdict, seconds = judge(run)
-    assert verdict.ok
-    result = summarize_run(run, verdict, seconds)
+    run = _simulated(attrs.evolve(plan, callers=(*early, *plan.callers[3:])))
+    assert run.verdict.ok
+    result = contest_result(run)
     assert result.definite_callers == WIDTH - 3 and result.contract_unavailable_callers == 3
     assert result.contention is None and result.passed
 

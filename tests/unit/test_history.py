@@ -19,7 +19,7 @@ from fencecheck.history import (
     Indefinite,
     Planned,
     Recorder,
-    classify_exception,
+    classifier,
     simulate,
 )
 from fencecheck.history_codec import datetime_from_json, datetime_to_json, documents_from_json, documents_to_json
@@ -28,6 +28,8 @@ from fencecheck.plugins.journal_codec import op_from_json, op_to_json
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step
 from reference.journal.errors import CommandJournalError
 from reference.journal.outputs import LEASE_BUSY, LeaseAcquired, LeaseTimestamp
+
+CLASSIFY = classifier(JOURNAL, JOURNAL.reference)  # the journal reference's classification of what a call raised
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 REF = CommandRef.from_inputs(
@@ -261,7 +263,7 @@ def _ticks():
 
 
 def test_recorder_records_outputs_and_classifies_errors():
-    recorder = Recorder(clock=_ticks())
+    recorder = Recorder(clock=_ticks(), classify=CLASSIFY, system="journal")
     grant = LeaseAcquired(1, LeaseTimestamp(1_772_366_461, 0))
     assert recorder.call("w1", Acquire(REF, LEASE, T0), lambda: grant) is grant
     assert recorder.call("w2", Acquire(REF, LEASE, T0), lambda: {"outcome": "raw dict"}) == {"outcome": "raw dict"}
@@ -293,7 +295,8 @@ def test_recorder_records_outputs_and_classifies_errors():
     assert recorder.history().calls == calls
 
 
-def test_classify_exception():
+def test_the_journal_reference_classification():
+    classify_exception = CLASSIFY
     assert classify_exception(CommandJournalError("terminal_conflict")) == Definite("terminal_conflict")
     assert classify_exception(CommandJournalError("unrecognized_record")) == Definite("unrecognized_record")
     assert classify_exception(CommandJournalError("journal_unavailable")) == Indefinite("journal_unavailable")
@@ -301,7 +304,7 @@ def test_classify_exception():
 
 
 def test_recorder_lists_unfinished_calls_as_never_returned():
-    recorder = Recorder(clock=_ticks())
+    recorder = Recorder(clock=_ticks(), classify=CLASSIFY, system="journal")
     seen = []
 
     def inner():
@@ -314,7 +317,7 @@ def test_recorder_lists_unfinished_calls_as_never_returned():
 
 
 def test_recorder_records_interrupts_as_indefinite():
-    recorder = Recorder(clock=_ticks())
+    recorder = Recorder(clock=_ticks(), classify=CLASSIFY, system="journal")
 
     def interrupted():
         raise KeyboardInterrupt
@@ -325,7 +328,7 @@ def test_recorder_records_interrupts_as_indefinite():
 
 
 def test_recorder_is_thread_safe():
-    recorder = Recorder()
+    recorder = Recorder(classify=CLASSIFY, system="journal")
     barrier = threading.Barrier(8)
 
     def worker(n):

@@ -32,12 +32,11 @@ from fencecheck.contest import (
     call_problems,
     judge,
     race_callers,
-    setup_state,
-    simulate_contest,
     split_documents,
 )
 from fencecheck.contest_results import (
     COUNTEREXAMPLE_FORMAT,
+    RESULT_FORMAT,
     contest_result,
     load_saved,
     recheck,
@@ -45,11 +44,11 @@ from fencecheck.contest_results import (
     save_counterexample,
     save_result,
 )
+from fencecheck.contest_simulation import setup_state, simulate_contest
 from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate
 from fencecheck.linearizability import DEFAULT_BUDGET
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
-from fencecheck.race import RESULT_FORMAT
 from known_bad.lantern import VARIANTS
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import Extinguish, FaultKind, InjectFault, Light, documents, step
@@ -341,7 +340,8 @@ def test_the_result_document_has_what_the_report_reads(tmp_path: Path) -> None:
     for key in ("scenario", "repeat", "width", "outcomes", "first_outcomes", "definite_callers", "definite_share",
                 "whole_call_retries", "attempts", "aborts", "max_attempts", "verdict", "checker_ms", "checker_steps",
                 "race_seconds", "total_seconds", "problems", "promise_problems", "explanation", "counterexample",
-                "lock_timeouts", "history", "callerAttempts", "afterAttempts", "setup"):
+                "lock_timeouts", "history", "callerAttempts", "afterAttempts", "setup", "racers", "followers",
+                "facts"):
         assert key in data, key
     assert data["format"] == RESULT_FORMAT and data["system"] == "lantern"
     assert data["implementation"] == "reference.lantern"

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fencecheck.history import Call, Definite, History, Indefinite, Planned, Recorder, simulate
+from fencecheck.history import Call, Definite, History, Indefinite, Planned, Recorder, classifier, simulate
 from fencecheck.linearizability import FIRST_CAP, check, normalize_documents
 from fencecheck.plugins.journal import JOURNAL
 from model.journal import (
@@ -579,7 +579,7 @@ def test_recorded_concurrent_calls_against_the_model_are_linearizable():
 
         return call
 
-    recorder = Recorder()
+    recorder = Recorder(classify=classifier(JOURNAL, JOURNAL.reference), system="journal")
     rng = random.Random(3)
     scripts = []
     for w in range(6):

@@ -1,10 +1,11 @@
-"""The race scenarios and the pure parts of the race harness, without the emulator.
+"""The journal's race scenarios and the pure parts of the harness they run through (fencecheck.contest and the
+journal plug-in's structural invariants), without the emulator.
 
 - the catalogue covers every concurrent scenario of seeds 000/001 at the width the seeds ask for;
-- every op is a valid call (the reference's own input validation accepts the call `invoke` makes);
+- every op is a valid call (the reference's own input validation accepts the call the runner makes);
 - the model predicts, in many orders, the outcomes each seed promises, and the checker accepts them;
-- the promises and the structural invariants do fail on broken races;
-- saved counterexamples read back and check the same.
+- the promises and the structural invariants (the plug-in's `contest_problems` hook) do fail on broken races;
+- saved contests read back and check the same.
 """
 
 from __future__ import annotations
@@ -17,29 +18,22 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck.firestore_io import Stored
-from fencecheck.history import Definite, History
-from fencecheck.plugins.journal import REFERENCE
-from fencecheck.race import (
-    Caller,
-    CallerRecord,
-    Ids,
-    RacePlan,
-    RaceRun,
-    answer_label,
-    invoke,
-    judge,
-    load_counterexample,
-    project_problems,
+from fencecheck.contest import ContestRun, Ids, Racer, RacerRecord, answer_label, race_callers
+from fencecheck.contest import judge as judge_contest
+from fencecheck.contest_results import (
+    contest_from_json,
+    contest_json,
+    load_saved,
     recheck,
     save_counterexample,
-    setup_from_json,
-    setup_to_json,
-    simulate_plan,
-    structural_problems,
 )
+from fencecheck.contest_simulation import simulate_in_turn
+from fencecheck.firestore_io import Stored
+from fencecheck.history import Definite, History
+from fencecheck.plugins.journal import JOURNAL, REFERENCE
+from fencecheck.plugins.journal_structure import contest_problems, project_problems, structural_problems
 from model.journal import Acquire, InjectFault, JournalState, Register, documents_for, step
-from race_tests.scenarios import BY_NAME, SCENARIOS, T0, WIDTH, Scenario
+from race_tests.scenarios import BY_NAME, SCENARIOS, T0, WIDTH, Caller, RacePlan, Scenario, key_of_run
 from reference import CommandJournalError
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
@@ -60,6 +54,18 @@ SEED_SCENARIOS = {
     "commit_failure_registration",
 }
 ids_of = [s.name for s in SCENARIOS]
+
+
+def simulate_plan(plan: RacePlan, order: list[int] | None = None, *, retry_at: int | None = None) -> ContestRun:
+    return simulate_in_turn(plan.contest(), plugin=JOURNAL, order=order, retry_at=retry_at)
+
+
+def judge(run: ContestRun) -> tuple[Any, float]:
+    return judge_contest(JOURNAL, run.history, run.initial_state, run.final_documents)
+
+
+def invoke(system: Any, db: Any, op: Any, clock: Any) -> Any:
+    return JOURNAL.invoke(system, db, op, clock)
 
 
 def orders(width: int, count: int = 12) -> list[tuple[list[int] | None, int]]:
@@ -129,10 +135,9 @@ def test_model_keeps_the_seed_promise_in_every_order(scenario: Scenario) -> None
     plan = scenario.plan(Ids(5))
     for order, delay in orders(plan.width):
         run = simulate_plan(plan, order, retry_at=delay)
-        verdict, _seconds = judge(run)
-        assert verdict.ok, verdict.explain()
+        assert run.verdict.ok, run.verdict.explain()
         assert scenario.promise(run) == [], (order, scenario.promise(run))
-        assert all(r.definite for r in run.callers)
+        assert all(r.definite for r in run.racers)
 
 
 EXPECTED_DISTRIBUTIONS = {
@@ -160,7 +165,7 @@ def test_model_predicts_the_seed_outcome_distribution(scenario: Scenario) -> Non
     seen = set()
     for order, delay in orders(plan.width, 30):
         run = simulate_plan(plan, order, retry_at=delay)
-        distribution = dict(Counter(answer_label(r.final) for r in run.callers))
+        distribution = dict(Counter(answer_label(r.final) for r in run.racers))
         assert distribution in EXPECTED_DISTRIBUTIONS[scenario.name], (order, distribution)
         seen.add(tuple(sorted(distribution.items())))
     if scenario.name in ("complete_versus_fail", "expired_takeover"):
@@ -173,11 +178,11 @@ def test_commit_failure_first_attempts_are_indefinite_and_change_nothing(name: s
     failing = [c for c in plan.callers if c.commit_failure_first]
     assert len(failing) == plan.width // 2
     run = simulate_plan(plan, retry_at=3)
-    for record in run.callers:
-        if record.caller.commit_failure_first:
-            assert record.attempts[0].op.commit_fails
-            assert not record.attempts[0].outcome.definite
-            assert not record.attempts[1].op.commit_fails  # the retry is the plain call
+    for record in run.racers:
+        if record.racer.first_op is not None:
+            assert record.calls[0].op.commit_fails
+            assert not record.calls[0].outcome.definite
+            assert not record.calls[1].op.commit_fails  # the retry is the plain call
             assert record.definite
     assert run.history.calls[0].op.commit_fails  # the first call of the listed order fails its commit
 
@@ -185,40 +190,40 @@ def test_commit_failure_first_attempts_are_indefinite_and_change_nothing(name: s
 # --- the promises and the checker catch broken races ---------------------------------------------------
 
 
-def _replace_answer(run: RaceRun, name: str, observed: Any) -> RaceRun:
-    callers = []
+def _replace_answer(run: ContestRun, name: str, observed: Any) -> ContestRun:
+    racers = []
     calls = list(run.history.calls)
-    for record in run.callers:
-        if record.caller.name == name:
-            last = record.attempts[-1]
+    for record in run.racers:
+        if record.racer.name == name:
+            last = record.calls[-1]
             new_last = attrs.evolve(last, outcome=Definite(observed))
-            record = CallerRecord(record.caller, (*record.attempts[:-1], new_last))
+            record = RacerRecord(record.racer, (*record.calls[:-1], new_last))
             calls = [attrs.evolve(c, outcome=Definite(observed)) if c.id == last.call_id else c for c in calls]
-        callers.append(record)
-    history = History(tuple(calls), run.history.final_documents)
-    return attrs.evolve(run, callers=tuple(callers), history=history)
+        racers.append(record)
+    history = History(tuple(calls), run.history.final_documents, run.history.system)
+    return attrs.evolve(run, racers=tuple(racers), history=history)
 
 
 def test_a_second_lease_holder_breaks_the_promise_and_the_checker() -> None:
     scenario = BY_NAME["distinct_holder_first_acquire"]
     run = simulate_plan(scenario.plan(Ids(11)))
-    winner = next(r for r in run.callers if answer_label(r.final) == "lease_acquired@1")
-    loser = next(r for r in run.callers if answer_label(r.final) == "lease_busy")
-    broken = _replace_answer(run, loser.caller.name, winner.final.observed)
+    winner = next(r for r in run.racers if answer_label(r.final) == "lease_acquired@1")
+    loser = next(r for r in run.racers if answer_label(r.final) == "lease_busy")
+    broken = _replace_answer(run, loser.racer.name, winner.final.observed)
     assert any("lease_busy" in problem for problem in scenario.promise(broken))
     verdict, _ = judge(broken)
     assert verdict.status == "illegal"
-    assert f"call {loser.attempts[-1].call_id}" in verdict.explain()
+    assert f"call {loser.calls[-1].call_id}" in verdict.explain()
 
 
 def test_a_takeover_without_a_fence_increment_breaks_the_checker() -> None:
     scenario = BY_NAME["expired_takeover"]
     run = simulate_plan(scenario.plan(Ids(12)))
-    h = run.plan.key_hash
-    docs = {path: dict(doc) for path, doc in run.final_documents.items()}
+    h = key_of_run(run)
+    docs = {path: dict(doc) for path, doc in run.final_documents[h].items()}
     docs[lifecycle_path(h)]["fenceEpoch"] = 1
     docs[audit_path(h, 3)]["fenceEpoch"] = 1
-    broken = attrs.evolve(run, final_documents=docs, history=run.history.with_final_documents({h: docs}))
+    broken = attrs.evolve(run, final_documents={h: docs}, history=run.history.with_final_documents({h: docs}))
     assert scenario.promise(broken)
     verdict, _ = judge(broken)
     assert verdict.status == "illegal"
@@ -228,9 +233,9 @@ def test_a_takeover_without_a_fence_increment_breaks_the_checker() -> None:
 def test_two_registered_new_answers_break_the_promise_and_the_checker() -> None:
     scenario = BY_NAME["identical_registrations"]
     run = simulate_plan(scenario.plan(Ids(13)))
-    existing = next(r for r in run.callers if answer_label(r.final) == "registered_existing")
-    new = next(r for r in run.callers if answer_label(r.final) == "registered_new")
-    broken = _replace_answer(run, existing.caller.name, new.final.observed)
+    existing = next(r for r in run.racers if answer_label(r.final) == "registered_existing")
+    new = next(r for r in run.racers if answer_label(r.final) == "registered_new")
+    broken = _replace_answer(run, existing.racer.name, new.final.observed)
     assert scenario.promise(broken)
     assert judge(broken)[0].status == "illegal"
 
@@ -238,9 +243,9 @@ def test_two_registered_new_answers_break_the_promise_and_the_checker() -> None:
 # --- structural invariants ---------------------------------------------------------------------------------
 
 
-def _stored(run: RaceRun, state: Any = None, start: int = 0) -> dict[str, Stored]:
+def _stored(run: ContestRun, state: Any = None, start: int = 0) -> dict[str, Stored]:
     """Stored documents with update times: one commit per model write, in revision order."""
-    h = run.plan.key_hash
+    h = key_of_run(run)
     docs = documents_for(run.initial_state if state is None else state, h)
     stamps: dict[str, tuple[int, int]] = {}
     for path in docs:
@@ -254,24 +259,50 @@ def _stored(run: RaceRun, state: Any = None, start: int = 0) -> dict[str, Stored
     return {path: Stored(doc, stamps[path]) for path, doc in docs.items()}
 
 
-def _final_state(run: RaceRun) -> Any:
+def _final_state(run: ContestRun) -> Any:
     state = run.initial_state
-    for record in run.callers:
-        for attempt in record.attempts:
-            state, _ = step(state, attempt.op)
+    for record in run.racers:
+        for call in record.calls:
+            state, _ = step(state, call.op)
     return state
 
 
 def test_structural_invariants_hold_for_a_modelled_takeover() -> None:
     run = simulate_plan(BY_NAME["expired_takeover"].plan(Ids(14)))
-    h = run.plan.key_hash
+    h = key_of_run(run)
     before, after = _stored(run), _stored(run, _final_state(run))
     assert structural_problems(h, before, after, nested_paths=[lifecycle_path(h)], terminal_events=0) == []
 
 
+def test_the_journal_plugin_checks_a_contest_s_stored_documents_from_the_whole_project() -> None:
+    """The contest runner's hook (`SystemPlugin.contest_problems`): the journal's structural invariants on the
+    contested key, read from whole-project snapshots (other keys' documents beside it are not its business),
+    with the contest's expected terminal events."""
+    assert JOURNAL.contest_problems is contest_problems
+    plan = BY_NAME["complete_versus_fail"].plan(Ids(31))
+    run = simulate_plan(plan)
+    h = key_of_run(run)
+    other = BY_NAME["complete_versus_fail"].plan(Ids(32)).command
+    state, _result = step(JournalState.empty(), Register(other, T0))
+    elsewhere = {path: Stored(doc, (50, 0)) for path, doc in documents_for(state, other.key_hash).items()}
+    before, after = {**_stored(run), **elsewhere}, {**_stored(run, _final_state(run)), **elsewhere}
+    contest = run.contest
+    assert contest.facts == {"terminalEvents": 1}
+    assert JOURNAL.contest_problems(run.initial_state, before, after, contest) == []
+    assert f"{h[:8]}: 1 terminal events stored, 2 expected" in JOURNAL.contest_problems(
+        run.initial_state, before, after, attrs.evolve(contest, facts={"terminalEvents": 2}))
+    assert JOURNAL.contest_problems(run.initial_state, before, after, attrs.evolve(contest, facts={})) == []
+    moved = {**after, root_path(h): Stored(after[root_path(h)].data, (999, 0))}
+    assert any("rewritten with the same content" in p
+               for p in JOURNAL.contest_problems(run.initial_state, before, moved, contest))
+    nested = {**after, f"{root_path(h)}/lifecycle/two": Stored({}, (999, 0))}
+    assert any("besides lifecycle/current" in p
+               for p in JOURNAL.contest_problems(run.initial_state, before, nested, contest))
+
+
 def test_structural_invariants_catch_broken_stores() -> None:
     run = simulate_plan(BY_NAME["complete_versus_fail"].plan(Ids(15)))
-    h = run.plan.key_hash
+    h = key_of_run(run)
     before, after = _stored(run), _stored(run, _final_state(run))
     assert structural_problems(h, before, after, terminal_events=1) == []
 
@@ -301,8 +332,8 @@ def test_structural_invariants_catch_broken_stores() -> None:
 
 def test_structural_invariants_freeze_a_corrupt_record() -> None:
     run = simulate_plan(BY_NAME["preseeded_next_audit"].plan(Ids(16)))
-    h = run.plan.key_hash
-    before = {p: Stored(d, (100, 0)) for p, d in run.final_documents.items()}
+    h = key_of_run(run)
+    before = {p: Stored(d, (100, 0)) for p, d in run.documents.items()}
     assert structural_problems(h, before, dict(before), corrupt=True) == []
     lc = lifecycle_path(h)
     changed = {**before, lc: Stored({**before[lc].data, "fenceEpoch": 2}, (101, 0))}
@@ -316,25 +347,30 @@ def test_structural_invariants_freeze_a_corrupt_record() -> None:
 # --- saving -------------------------------------------------------------------------------------------------
 
 
-def test_setup_json_round_trips_faults_and_calls() -> None:
+def test_contest_json_round_trips_faults_calls_first_attempts_and_facts() -> None:
     for scenario in SCENARIOS:
-        setup = scenario.plan(Ids(17)).setup
-        assert setup_from_json(setup_to_json(setup)) == setup
+        contest = scenario.contest(Ids(17))
+        back = contest_from_json(JOURNAL, contest_json(JOURNAL, contest), scenario=contest.scenario)
+        assert (back.setup, back.racers, back.followers, back.facts) == (
+            contest.setup, contest.racers, contest.followers, contest.facts)
+    failing = BY_NAME["commit_failure_takeover"].contest(Ids(17))
+    assert any(racer.first_op is not None and racer.first_op.commit_fails for racer in failing.racers)
+    assert any(isinstance(op, InjectFault) for op in BY_NAME["preseeded_next_audit"].contest(Ids(17)).setup)
 
 
 def test_counterexample_files_read_back_and_check_the_same(tmp_path: Any) -> None:
     scenario = BY_NAME["preseeded_next_audit"]
     run = simulate_plan(scenario.plan(Ids(18)))
-    ok_verdict, _ = judge(run)
-    path = save_counterexample(run, ok_verdict, tmp_path)
-    assert path.name.startswith("race-preseeded_next_audit-")
-    history, initial = load_counterexample(path)
+    path = save_counterexample(run, tmp_path)
+    assert path.name.startswith("race-journal_preseeded_next_audit-")
+    plugin, history, initial = load_saved(path)
+    assert plugin is JOURNAL
     assert initial == run.initial_state
     assert history == run.history
     assert recheck(path).status == "ok"
-    broken = _replace_answer(run, run.callers[0].caller.name, "lease_rejected")
-    bad_verdict, _ = judge(broken)
-    assert recheck(save_counterexample(broken, bad_verdict, tmp_path)).status == "illegal"
+    broken = _replace_answer(run, run.racers[0].racer.name, "lease_rejected")
+    verdict, _seconds = judge(broken)
+    assert recheck(save_counterexample(attrs.evolve(broken, verdict=verdict), tmp_path)).status == "illegal"
 
 
 def test_plans_reject_callers_on_other_keys_and_duplicate_names() -> None:
@@ -348,6 +384,7 @@ def test_plans_reject_callers_on_other_keys_and_duplicate_names() -> None:
     with pytest.raises(ValueError, match="commit_failure_first"):
         attrs.evolve(plan, callers=(bad,))
     assert isinstance(plan, RacePlan) and isinstance(plan.callers[0].op, Acquire)
+    assert plan.contest().racers[0] == Racer(plan.callers[0].name, plan.callers[0].op)
 
 
 def test_ids_are_canonical_uuid4() -> None:
@@ -386,17 +423,18 @@ def test_a_foreign_implementations_own_coded_error_is_the_contracts_answer_in_th
     """An implementation raising its own exception class with a contract `.code` (tests/fakes/frozen_journal)
     answers that code in a race, as in the lockstep: not a transport failure, not an unexpected crash."""
     from fencecheck.plugins.journal import ReferenceAPI
-    from fencecheck.race import _invoke_as_reference, _observed
     from tests.fakes.frozen_journal import FrozenJournalError
 
     foreign = ReferenceAPI.from_module("tests.fakes.frozen_journal")
     op = BY_NAME["expired_takeover"].plan(Ids(5)).callers[0].op
     with pytest.raises(FrozenJournalError):  # the implementation's own class, not the reference's
         invoke(foreign, _NoFirestore(), op, _refuse_clock)
-    with pytest.raises(CommandJournalError) as caught:
-        _invoke_as_reference(foreign, _NoFirestore(), op, _refuse_clock, None)
-    assert caught.value.code == "journal_unavailable"
-    assert _observed(foreign, _UnavailableFirestore(), op) == "journal_unavailable"
+    # the contest runner (both systems' races)
+    (record,), history, hung = race_callers(JOURNAL, foreign, _UnavailableFirestore(), [Racer("r", op)],
+                                            max_retries=0)
+    assert hung == () and record.calls[0].unexpected is None
+    assert answer_label(record.final) == "journal_unavailable" and not record.definite
+    assert history.calls[0].outcome == record.final
 
 
 class _UnavailableFirestore:

@@ -10,8 +10,8 @@ import attrs
 import pytest
 
 from fencecheck import cli, hypothesis_profiles
-from fencecheck.contest import simulate_contest
 from fencecheck.contest_results import contest_result, save_result
+from fencecheck.contest_simulation import simulate_contest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report import GateRecord, Run, collect, judge
 from fencecheck.report.artifacts import known_bad_recorder, write_known_bad_result, write_stateful_summary
@@ -276,21 +276,21 @@ def test_an_empty_directory_is_incomplete_not_a_pass(tmp_path):
 
 def test_unreadable_files_are_reported_and_fail(tmp_path):
     artifacts = copy_fixture(tmp_path)
-    (artifacts / "races" / "expired_takeover-0.json").write_text("{ not json")
+    (artifacts / "races" / "journal_expired_takeover-0.json").write_text("{ not json")
     (artifacts / "junit" / "unit.xml").write_text("<testsuites><unclosed>")
     run = collect(artifacts)
-    assert sorted(e.path for e in run.artifact_errors) == ["junit/unit.xml", "races/expired_takeover-0.json"]
+    assert sorted(e.path for e in run.artifact_errors) == ["junit/unit.xml", "races/journal_expired_takeover-0.json"]
     assert judge(run).status == "fail"
-    assert "expired_takeover-0" not in [s.run_id for s in run.races.scenarios]
+    assert "journal_expired_takeover-0" not in [s.run_id for s in run.races.scenarios]
 
 
 def test_files_older_than_the_gate_record_are_ignored(tmp_path):
     artifacts = copy_fixture(tmp_path)
-    old = artifacts / "races" / "expired_takeover-0.json"
+    old = artifacts / "races" / "journal_expired_takeover-0.json"
     os.utime(old, (1_000_000_000, 1_000_000_000))  # 2001: long before the record's start
     run = collect(artifacts)
-    assert "expired_takeover-0" not in [s.run_id for s in run.races.scenarios]
-    assert any("races/expired_takeover-0.json" in note for note in run.notes)
+    assert "journal_expired_takeover-0" not in [s.run_id for s in run.races.scenarios]
+    assert any("races/journal_expired_takeover-0.json" in note for note in run.notes)
 
 
 def test_a_gate_record_without_finish_is_an_incomplete_run(tmp_path):
@@ -394,12 +394,11 @@ def test_report_command_exit_codes(tmp_path):
 
 
 def test_race_runs_of_both_systems_are_collected_and_rechecked(tmp_path):
-    """A journal run whose implementation is recorded as null (the reference) and a lantern contest's run: the
-    saved history says which plug-in judges it again."""
+    """A journal run and a lantern contest's run, in one format: the saved history says which plug-in judges it
+    again."""
     artifacts = copy_fixture(tmp_path)
-    journal_file = artifacts / "races" / "complete_versus_fail-0.json"
-    data = json.loads(journal_file.read_text())
-    journal_file.write_text(json.dumps({**data, "system": None}))
+    journal = json.loads((artifacts / "races" / "journal_complete_versus_fail-0.json").read_text())
+    assert (journal["system"], journal["implementation"]) == ("journal", "reference")
     lantern_run = simulate_contest(LANTERN_SCENARIOS["double_extinguish"].contest(), plugin=LANTERN)
     save_result(contest_result(lantern_run), lantern_run, artifacts / "races")
     run = collect(artifacts)
@@ -408,6 +407,17 @@ def test_race_runs_of_both_systems_are_collected_and_rechecked(tmp_path):
     assert (lantern.scenario, lantern.verdict, lantern.linearization) == ("lantern_double_extinguish", "ok", "found")
     assert all(call.order is not None for call in lantern.history)
     assert {s.system for s in run.races.scenarios} == {"journal", "lantern"}
+
+
+def test_a_race_result_of_format_1_is_an_artifact_error_that_says_how_to_regenerate(tmp_path):
+    artifacts = copy_fixture(tmp_path)
+    path = artifacts / "races" / "journal_expired_takeover-0.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "format": "fencecheck.race-result/1"}))
+    run = collect(artifacts)
+    (error,) = [e for e in run.artifact_errors if e.path == "races/journal_expired_takeover-0.json"]
+    assert "'fencecheck.race-result/1', which this fencecheck no longer reads" in error.message
+    assert "Run the race suite again to regenerate it" in error.message
+    assert "journal_expired_takeover-0" not in [s.run_id for s in run.races.scenarios]
 
 
 def _with_definite(scenario, definite: int):

@@ -50,7 +50,7 @@ def test_json_rendering_round_trips(run):
 def test_markdown_puts_the_verdict_on_the_first_line(run):
     lines = render_markdown(run).splitlines()
     assert lines[0].startswith("**fencecheck: FAIL**")
-    assert "- race distinct_holder_first_acquire-1: checker verdict illegal" in lines[:6]
+    assert "- race journal_distinct_holder_first_acquire-1: checker verdict illegal" in lines[:6]
     assert render_markdown(passing_run(run)).startswith("**fencecheck: PASS**")
     assert render_markdown(attrs.evolve(run, interrupted=True)).startswith("**fencecheck: INCOMPLETE**")
 
@@ -59,7 +59,7 @@ def test_markdown_summarises_every_section(run):
     text = render_markdown(run)
     for needle in ("**Stateful:**", "**Transition coverage:** journal 36/38", "**Emulator lock timeouts:** 74",
                    "**Rules:** boundary holds", "1 survived", "**Races:** 5 runs",
-                   "counterexamples/race-distinct_holder_first_acquire-"):
+                   "counterexamples/race-journal_distinct_holder_first_acquire-"):
         assert needle in text, needle
 
 
@@ -152,7 +152,7 @@ def test_html_links_counterexamples_relative_to_the_report(tmp_path):
     artifacts = copy_fixture(tmp_path)
     paths = write_reports(collect(artifacts), artifacts)
     page = paths[2].read_text()
-    assert 'href="../counterexamples/race-distinct_holder_first_acquire-' in page
+    assert 'href="../counterexamples/race-journal_distinct_holder_first_acquire-' in page
     assert [p.name for p in paths] == ["evidence.json", "evidence.md", "evidence.html"]
 
 
