@@ -243,6 +243,7 @@ JOURNAL = SystemPlugin(
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("commands",),
+    response_lost=lambda op: bool(getattr(op, "response_lost", False)),
     answer_matches=exact_answer_matches,  # exact types (True is not 1) and the seeds' key order, nested too
     # fences only grow and terminal states absorb: see fencecheck.linearizability
     commutes_when_read_only=lambda _op: True,
