@@ -62,12 +62,18 @@ def run_machine(machine: Any, *, settings, emulator, project_id, db, wire=None) 
             machine.wire = None
 
 
+def _wire_faults(machine: Any, before: Counter[str]) -> dict[str, int]:
+    """The wire faults applied since `before` (the proxy may serve the whole test process), per kind."""
+    return dict(machine.wire.kinds() - before) if machine.wire is not None else {}
+
+
 def _run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
     plugin = machine.plugin
     machine.emulator, machine.project_id, machine.db = emulator, project_id, db
     machine.last_program, machine.final_programs, machine.run_counts = [], [], Counter()
     machine.examples_run = 0
     on_reference = machine.system is plugin.reference
+    wire_before = machine.wire.kinds() if machine.wire is not None else Counter()
     started = time.monotonic()
     failures: list[dict[str, str | None]] = []
     try:
@@ -102,6 +108,7 @@ def _run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
                 steps=sum(machine.run_counts.values()),
                 seconds=round(time.monotonic() - started, 2),
                 failures=failures,
+                wire_faults=_wire_faults(machine, wire_before),
             )
     if hypothesis_profiles.requires_full_coverage():
         missing = coverage.unexercised(machine.run_counts, plugin.name)
