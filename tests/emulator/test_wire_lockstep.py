@@ -14,6 +14,7 @@ from google.cloud import firestore
 from fencecheck.firestore_io import read_project
 from fencecheck.lockstep import REFERENCE, Lockstep, LockstepMismatch, replay
 from fencecheck.wire import FaultKind
+from known_bad.journal import WIRE_VARIANTS, variant
 from model.journal import Acquire, CommandRef, Register
 from reference.journal.errors import CommandJournalError
 from reference.journal.identity import root_path
@@ -156,3 +157,32 @@ def test_replay_starts_and_stops_its_own_proxy_for_lost_responses(firestore_db):
         replay(firestore_db, [Register(CMD, at(0), response_lost=True)], system=_with_register(
             lambda **kw: (_ for _ in ()).throw(CommandJournalError("command_conflict"))))
 
+
+# --- the wire-only known-bad variants (known_bad/journal/wire_variants.py) ---------------------------------
+
+
+def _wire_off(ops):
+    return [attrs.evolve(op, response_lost=False) for op in ops]
+
+
+@pytest.mark.parametrize("name", [v.name for v in WIRE_VARIANTS])
+def test_a_wire_variant_fails_its_witness_only_through_the_wire(firestore_db, emulator, project_id, name):
+    v = variant(name)
+    replay(firestore_db, v.witness)  # the reference passes it, lost answers and all
+    emulator.reset(project_id)
+    with pytest.raises(LockstepMismatch, match="the wire lost the commit's answer"):
+        replay(firestore_db, v.witness, system=v.build())
+    emulator.reset(project_id)
+    # without wire faults the same calls, and the same calls with rejected commits, agree with the model
+    replay(firestore_db, _wire_off(v.witness), system=v.build())
+    emulator.reset(project_id)
+    rejected = [attrs.evolve(op, commit_fails=True) for op in _wire_off(v.witness)]
+    replay(firestore_db, [*rejected, *_wire_off(v.witness)], system=v.build())
+
+
+@pytest.mark.parametrize("name", [v.name for v in WIRE_VARIANTS])
+def test_a_wire_variant_agrees_when_the_proxy_rejects_its_commits(firestore_db, wire, name):
+    v = variant(name)
+    rejected = [attrs.evolve(op, commit_fails=True) for op in _wire_off(v.witness)]
+    replay(firestore_db, [*rejected, *_wire_off(v.witness)], system=v.build(), wire=wire.session)
+    assert {e.kind for e in wire.events()} == {FaultKind.REJECT}
