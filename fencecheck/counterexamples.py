@@ -65,6 +65,9 @@ def to_source(value: Any, names: dict[Any, str] | None = None, *, indent: int | 
         return _datetime_source(value)
     if attrs.has(type(value)):
         name, fields = type(value).__name__, attrs.fields(type(value))
+        # a field marked `omit_default` (a later addition, e.g. response_lost) is left out at its default, so
+        # the files of programs without it keep their form
+        fields = [f for f in fields if not (f.metadata.get("omit_default") and getattr(value, f.name) == f.default)]
         one_line = f"{name}({', '.join(f'{f.name}={to_source(getattr(value, f.name), names)}' for f in fields)})"
         if indent is None or indent + len(one_line) <= _WIDTH:
             return one_line

@@ -84,7 +84,9 @@ def _check_ns(_instance: object, attribute: attrs.Attribute, value: object) -> N
 
 @attrs.frozen
 class Call:
-    """One journal call. `completed_at` is None for a call that never returned (then it is indefinite)."""
+    """One journal call. `completed_at` is None for a call that never returned (then it is indefinite).
+    `wire_faults`: the wire proxy's faults that hit it (`FaultEvent.label`, e.g. "fail-response Commit"), so
+    an explanation says which calls were indefinite because of the wire."""
 
     id: int
     caller: str
@@ -92,6 +94,7 @@ class Call:
     invoked_at: int = attrs.field(validator=_check_ns)
     completed_at: int | None = attrs.field(validator=_check_ns)
     outcome: Outcome
+    wire_faults: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
         if self.invoked_at is None:
@@ -192,13 +195,17 @@ def _call_to_json(call: Call, op_json: Any) -> dict[str, Any]:
         "completedAt": call.completed_at,
         "op": op_json,
         "outcome": {"definite": outcome.observed} if outcome.definite else {"indefinite": outcome.reason},
-    }
+    } | ({"wireFaults": list(call.wire_faults)} if call.wire_faults else {})  # absent: older files stay identical
 
 
 def _call_from_json(data: object, op: Any) -> Call:
     keys = ("id", "caller", "invokedAt", "completedAt", "op", "outcome")
-    if not isinstance(data, dict) or sorted(data) != sorted(keys):
-        raise ValueError(f"a call must be a JSON object with exactly the keys {list(keys)}")
+    if not isinstance(data, dict) or sorted(set(data) - {"wireFaults"}) != sorted(keys):
+        raise ValueError(f"a call must be a JSON object with exactly the keys {list(keys)} (and optionally wireFaults)")
+    wire_faults = data.get("wireFaults", [])
+    if not isinstance(wire_faults, list) or not all(isinstance(item, str) for item in wire_faults) or (
+            "wireFaults" in data and not wire_faults):
+        raise ValueError("wireFaults must be a non-empty list of strings (left out when there are none)")
     raw = data["outcome"]
     if not isinstance(raw, dict) or len(raw) != 1:
         raise ValueError('outcome must be {"definite": answer} or {"indefinite": reason}')
@@ -219,6 +226,7 @@ def _call_from_json(data: object, op: Any) -> Call:
         data["invokedAt"],
         data["completedAt"],
         outcome,
+        tuple(wire_faults),
     )
 
 

@@ -45,8 +45,9 @@ contiguous up to its lifecycle revision. What changes is how much is read:
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -98,9 +99,14 @@ class Lockstep:
         epoch: datetime | None = None,
         coverage: Counter[str] | None = None,
         full_check_every: int | None = FULL_CHECK_EVERY,
+        wire: Any = None,
     ) -> None:
         self.db = db
         plugin = plugin_named("journal") if plugin is None else plugin  # see `plugin` above
+        # A `fencecheck.wire.WireSession` (a proxy in front of the same emulator, a client of the same project):
+        # commit-failure steps then run on it, their commits rejected on the wire, and lost-response steps
+        # (`plugin.response_lost`) need it. Read-backs always use `db`.
+        self.wire = wire
         self.plugin = plugin
         self.system = plugin.reference if system is None else system  # the implementation under test
         self.epoch = epoch  # times in messages are shown relative to it (default: the first op's time)
@@ -120,8 +126,9 @@ class Lockstep:
 
     # --- applying ------------------------------------------------------------------------------
 
-    def apply(self, op: Any) -> tuple[Any, Observed]:
-        """Step the model and run the reference on the same op; returns (model result, observed answer)."""
+    def apply(self, op: Any, *, db: Any = None) -> tuple[Any, Observed]:
+        """Step the model and run the reference on the same op; returns (model result, observed answer).
+        `db`: the client the implementation is handed (default: `self.db`, or a commit-failing one)."""
         plugin = self.plugin
         fault = plugin.is_fault(op)
         now = plugin.clock_of(op)
@@ -142,9 +149,9 @@ class Lockstep:
                 plugin.write_partition(self.db, h, plugin.documents_of(new_state, h), current=current)
         else:
             clock = OnceClock(now)
-            db = CommitFailureClient(self.db) if plugin.commit_fails(op) else self.db
             try:
-                observed = plugin.answer(self.system, db, op, clock)
+                with self._client_for(op, db) as client:
+                    observed = plugin.answer(self.system, client, op, clock)
             except Exception as error:  # a crash is a disagreement too; report it with the program
                 self.state = new_state
                 raise self._mismatch(op, [f"the reference raised {type(error).__name__}: {error}"]) from error
@@ -158,6 +165,21 @@ class Lockstep:
         self._clock_reads = None if clock is None else (clock.reads, 0 if now is None else 1)
         return result, observed
 
+    @contextlib.contextmanager
+    def _client_for(self, op: Any, db: Any) -> Iterator[Any]:
+        """The client a call runs on: `db` if given; for a commit-failure step, a client whose commits fail
+        on the server (`CommitFailureClient`), or with a wire session its client, every commit of the call
+        rejected by the proxy before it reaches the emulator (`fencecheck.wire.lockstep.commits_rejected`)."""
+        if db is not None or not self.plugin.commit_fails(op):
+            yield self.db if db is None else db
+        elif self.wire is None:
+            yield CommitFailureClient(self.db)
+        else:
+            from fencecheck.wire.lockstep import commits_rejected
+
+            with commits_rejected(self.wire) as client:
+                yield client
+
     def check_answer(self, op: Any, result: Any, observed: Observed) -> None:
         """The reference answered what the model predicts (exact types and key order), reading the clock
         exactly once."""
@@ -170,13 +192,23 @@ class Lockstep:
                     f"reference answered {observed!r}",
                 ],
             )
+        self.check_clock(op)
+
+    def check_clock(self, op: Any) -> None:
+        """The latest call read the clock exactly once (never, when it was handed no reading)."""
         if self._clock_reads is not None and self._clock_reads[0] != self._clock_reads[1]:
             reads, wanted = self._clock_reads
             raise self._mismatch(op, [f"the reference read the clock {reads} times "
                                       f"({'exactly once' if wanted else 'never: the call takes no time'})"])
 
     def run(self, op: Any) -> Any:
-        """Apply `op` to both sides, then check the answer and the stored documents (`check_documents`)."""
+        """Apply `op` to both sides, then check the answer and the stored documents (`check_documents`).
+        A lost-response step (`plugin.response_lost`) runs on the wire (`fencecheck.wire.lockstep`) and returns
+        None when the stored documents show it did not apply."""
+        if self.plugin.response_lost(op):
+            from fencecheck.wire.lockstep import run_response_lost
+
+            return run_response_lost(self, op)
         result, observed = self.apply(op)
         self.check_answer(op, result, observed)
         self.check_documents()
@@ -334,14 +366,25 @@ def _document_problems(stored: Mapping[str, Stored], expected: Mapping[str, Any]
     return problems
 
 
-def replay(db: Any, ops: Iterable[Any], *, plugin: SystemPlugin | None = None, system: Any = None) -> Lockstep:
+def replay(
+    db: Any, ops: Iterable[Any], *, system: Any = None, plugin: SystemPlugin | None = None, wire: Any = None
+) -> Lockstep:
     """Run a recorded program on `db` (an empty project), checking every answer and, as the state machine
     does, the stored documents: the touched key after each step, the whole project every FULL_CHECK_EVERY
-    operations and once more at the end. (`plugin` None: a journal file written before its own `replay`,
+    operations and once more at the end. With `wire`, commit-failure and lost-response steps run on it; a
+    program with lost-response steps and no `wire` gets a wire proxy of its own in front of `db`'s emulator,
+    stopped at the end. (`plugin` None: a journal file written before its own `replay`,
     `fencecheck.plugins.journal.replay`, existed; `Lockstep` takes the journal then.)"""
-    lockstep = Lockstep(db, plugin=plugin, system=system)
-    lockstep.check_documents()
-    for op in ops:
-        lockstep.run(op)
-    lockstep.check_project()
+    plugin = plugin_named("journal") if plugin is None else plugin
+    ops = list(ops)
+    with contextlib.ExitStack() as stack:
+        if wire is None and any(plugin.response_lost(op) for op in ops):
+            from fencecheck.wire.session import emulator_host_of, open_session
+
+            wire = stack.enter_context(open_session(emulator_host_of(db), db.project))
+        lockstep = Lockstep(db, plugin=plugin, system=system, wire=wire)
+        lockstep.check_documents()
+        for op in ops:
+            lockstep.run(op)
+        lockstep.check_project()
     return lockstep

@@ -115,6 +115,10 @@ class SystemPlugin:
     # fencecheck.linearizability): sound only when a call that matches read-only in a state also leaves every
     # later state unchanged wherever it matches there.
     commutes_when_read_only: Callable[[Any], bool] = lambda _op: False
+    # The call runs through the wire proxy, which loses its first Commit's answer after the emulator applied it
+    # (fencecheck/wire/lockstep.py): the answer may be the model's or the unavailable code, and the stored
+    # documents say whether it applied.
+    response_lost: Callable[[Any], bool] = lambda _op: False
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
     # --- parallel programs (fencecheck.parallel) ----------------------------------------------------------
     # () -> the system's `fencecheck.parallel.ParallelSpec` (its strategy of contested calls and its checks of a

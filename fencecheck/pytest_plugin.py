@@ -1,4 +1,6 @@
-"""pytest fixtures for the Firestore emulator: ``emulator``, ``project_id``, ``firestore_db``.
+"""pytest fixtures for the Firestore emulator: ``emulator``, ``project_id``, ``firestore_db``, and the wire
+proxy in front of it: ``wire_proxy`` (one per test process, started the first time a test asks for it,
+stopped at session end) and ``wire_session`` (a client of the test's project through it).
 
 When an emulator is started, and who owns it:
 
@@ -49,6 +51,9 @@ from fencecheck.emulator_discovery import ENV_HOST
 
 if TYPE_CHECKING:
     from google.cloud import firestore
+
+    from fencecheck.wire import WireProxy
+    from fencecheck.wire.session import WireSession
 
 ENV_LOG = "FENCECHECK_EMULATOR_LOG"  # lets workers count lock timeouts in the controller's log
 ENV_ERROR = "FENCECHECK_EMULATOR_ERROR"  # "ClassName: message" of a failed controller start
@@ -286,3 +291,24 @@ def firestore_db(emulator: EmulatorHandle, project_id: str) -> Iterator[firestor
     client = emulator.client(project_id)
     yield client
     close_client(client)
+
+
+@pytest.fixture(scope="session")
+def wire_proxy(emulator: EmulatorHandle) -> Iterator[WireProxy]:
+    """A fault proxy in front of the session's emulator, on a free loopback port; stopped on every exit path
+    (its context manager here, else at interpreter exit)."""
+    from fencecheck.wire import WireProxy
+
+    with WireProxy(emulator.host) as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def wire_session(wire_proxy: WireProxy, project_id: str) -> Iterator[WireSession]:
+    """The test's project through the wire proxy (`fencecheck.wire.session.WireSession`), no faults planned."""
+    from fencecheck.wire.session import session_on
+
+    wire_proxy.set_plan()
+    with session_on(wire_proxy, project_id) as session:
+        yield session
+    wire_proxy.set_plan()

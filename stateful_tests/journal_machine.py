@@ -126,6 +126,11 @@ class JournalMachine(RuleBasedStateMachine):
     emulator: ClassVar[Any] = None
     project_id: ClassVar[str | None] = None
     db: ClassVar[Any] = None
+    # Wire faults (fencecheck/wire/lockstep.py): commit failures are rejected by the wire proxy, the lost-response
+    # rules lose the first call's commit answer on the wire, and the "commit applied, response lost" rules run.
+    # False: commit failures on the client-side path, both calls of a lost-response rule answered, no such rules.
+    wire_faults: ClassVar[bool] = True
+    wire: ClassVar[Any] = None  # the WireSession, bound with the emulator (run_machine)
     plugin: ClassVar[SystemPlugin] = JOURNAL
     # The reference unless $FENCECHECK_SYSTEM names another (`fencecheck gate --known-bad`); a subclass may swap it.
     system: ClassVar[ReferenceAPI] = configured_implementation(JOURNAL)
@@ -148,7 +153,7 @@ class JournalMachine(RuleBasedStateMachine):
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
         self.lockstep = Lockstep(self.db, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["journal"],
-                                 plugin=self.plugin)
+                                 plugin=self.plugin, wire=self.wire)
         type(self).examples_run += 1
         self.clock = T0
         self.last_fault_at = -FAULT_SPACING  # index into lockstep.ops of the latest fault
@@ -163,7 +168,8 @@ class JournalMachine(RuleBasedStateMachine):
         if op.command.key_hash in self.damaged_keys and not damaged_ok:
             return None
         result = self.lockstep.run(op)
-        event(result.transition)
+        # None: a lost-response step that did not apply (the stored documents said so)
+        event("not applied (response lost)" if result is None else result.transition)
         return result
 
     def _fault_allowed(self) -> bool:
@@ -331,18 +337,41 @@ class JournalMachine(RuleBasedStateMachine):
         self.clock = max(self.clock, self.clock + gap)
         return self.clock if gap >= timedelta(0) else self.clock + gap
 
+    @property
+    def _lossy(self) -> bool:
+        """Lost responses are lost on the wire (else the machine sees the first answer and ignores it)."""
+        return self.lockstep.wire is not None
+
     @rule(target=leases, command=commands, holder=holders, gap=st.sampled_from(LOST_RETRY_GAPS))
     def lost_acquire_then_retry(self, command, holder, gap):
-        """The caller never sees the first answer; it retries with the same ids after `gap`."""
-        self._run(Acquire(command, holder, self.clock))
+        """The caller never sees the first answer (the wire loses its commit's answer); it retries with the same
+        ids after `gap`."""
+        self._run(Acquire(command, holder, self.clock, response_lost=self._lossy))
         op = Acquire(command, holder, self._retry_time(gap))
         return self._grant(op, self._run(op))
 
     @rule(target=finished, lease=consumes(leases), kind=finish_kinds, ref=ref_fps, gap=st.sampled_from(LOST_RETRY_GAPS))
     def lost_finish_then_retry(self, lease, kind, ref, gap):
-        self._run(self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self.clock))
+        op = self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self.clock)
+        self._run(attrs.evolve(op, response_lost=self._lossy))
         op = self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self._retry_time(gap))
         return self._terminal(op, self._run(op))
+
+    @precondition(lambda self: self._lossy)
+    @rule(target=leases, command=commands, holder=holders, kind=st.sampled_from(("register", "acquire")))
+    def commit_applied_response_lost(self, command, holder, kind):
+        """Commit applied, response lost: the wire loses the first commit's answer, the client's own retry logic
+        runs and nobody retries the call; its answer and the stored documents must be one of the model's two
+        outcomes (applied, or not), which the model then follows."""
+        op = Register(command, self.clock, response_lost=True) if kind == "register" else Acquire(
+            command, holder, self.clock, response_lost=True)
+        return self._grant(op, self._run(op))
+
+    @precondition(lambda self: self._lossy)
+    @rule(target=finished, lease=leases, kind=finish_kinds, ref=ref_fps)
+    def finish_applied_response_lost(self, lease, kind, ref):
+        op = self._finish_op(kind, lease.command, lease.lease_id, lease.fence, ref, self.clock, response_lost=True)
+        return self._terminal(attrs.evolve(op, response_lost=False), self._run(op))
 
     @rule(command=commands, holder=holders, kind=st.sampled_from(("register", "acquire")), retry=st.booleans())
     def commit_fails(self, command, holder, kind, retry):

@@ -59,6 +59,7 @@ from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.report.artifacts import known_bad_recorder
+from fencecheck.wire.session import open_session
 from stateful_tests.machine_runner import ARTIFACTS, COUNTEREXAMPLES, ROOT, run_machine
 
 MAX_SHRUNK_STEPS = 12
@@ -89,16 +90,20 @@ def failing_prefix(ops: Sequence[Any], api: Any, emulator: Any, project_id: str,
     """Replay `ops` on the emptied project against `api` as `replay` does: (the operations up to and including
     the first mismatch, the mismatch), or None when every step agrees or the system crashed."""
     emulator.reset(project_id)
-    lockstep = Lockstep(db, plugin=plugin, system=api)
-    try:
-        lockstep.check_documents()
-        for op in ops:
-            lockstep.run(op)
-        lockstep.check_project()  # as the machine's teardown: a write outside the steps' own keys fails too
-    except LockstepMismatch as mismatch:
-        return None if crashed(mismatch) else (list(lockstep.ops), mismatch)
-    finally:
-        emulator.reset(project_id)
+    with contextlib.ExitStack() as stack:
+        wire = None
+        if any(plugin.response_lost(op) for op in ops):  # lost responses are lost on a wire proxy of its own
+            wire = stack.enter_context(open_session(emulator.host, project_id))
+        lockstep = Lockstep(db, plugin=plugin, system=api, wire=wire)
+        try:
+            lockstep.check_documents()
+            for op in ops:
+                lockstep.run(op)
+            lockstep.check_project()  # as the machine's teardown: a write outside the steps' own keys fails too
+        except LockstepMismatch as mismatch:
+            return None if crashed(mismatch) else (list(lockstep.ops), mismatch)
+        finally:
+            emulator.reset(project_id)
     return None
 
 
@@ -153,8 +158,10 @@ def known_bad_machine(base: type, name: str, api: Any, *, prefix: str = "KnownBa
         def __init__(self) -> None:
             super().__init__()
             type(self).examples += 1
-            # the parent's, without coverage (and every read-back done before the next step, as it always was)
-            self.lockstep = Lockstep(self.db, plugin=self.plugin, system=self.system, epoch=self.lockstep.epoch)
+            # the parent's, without coverage (and every read-back done before the next step, as it always was);
+            # the same wire session, so the wire rules run against the variant too
+            self.lockstep = Lockstep(self.db, plugin=self.plugin, system=self.system, epoch=self.lockstep.epoch,
+                                     wire=self.lockstep.wire)
 
     for method in CHECKING_METHODS:
         if hasattr(base, method):

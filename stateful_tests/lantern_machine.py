@@ -151,6 +151,10 @@ class LanternMachine(RuleBasedStateMachine):
     emulator: ClassVar[Any] = None
     project_id: ClassVar[str | None] = None
     db: ClassVar[Any] = None
+    # Wire faults (fencecheck/wire/lockstep.py): the lost-response rules lose the first call's commit answer on
+    # the wire, and the "commit applied, response lost" rules run. False: both calls answered, no such rules.
+    wire_faults: ClassVar[bool] = True
+    wire: ClassVar[Any] = None  # the WireSession, bound with the emulator (run_machine)
     plugin: ClassVar[SystemPlugin] = LANTERN
     # The reference unless $FENCECHECK_SYSTEM names a lantern implementation; a subclass may swap it.
     system: ClassVar[LanternSystem] = configured_implementation(LANTERN)
@@ -171,7 +175,8 @@ class LanternMachine(RuleBasedStateMachine):
             raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
         # The project is empty: fresh for the first example, reset by every teardown (checked before step 1).
         self.lockstep = Lockstep(
-            self.db, plugin=LANTERN, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["lantern"]
+            self.db, plugin=LANTERN, system=self.system, epoch=T0, coverage=coverage.PROCESS_COUNTS["lantern"],
+            wire=self.wire,
         )
         type(self).examples_run += 1
         self.clock = T0
@@ -185,8 +190,14 @@ class LanternMachine(RuleBasedStateMachine):
 
     def _run(self, op):
         result = self.lockstep.run(op)
-        event(result.transition)
+        # None: a lost-response step that did not apply (the stored documents said so)
+        event("not applied (response lost)" if result is None else result.transition)
         return result
+
+    @property
+    def _lossy(self) -> bool:
+        """Lost responses are lost on the wire (else the machine sees the first answer and ignores it)."""
+        return self.lockstep.wire is not None
 
     def _new_lantern_id(self) -> str:
         return f"lan-{next(self.lantern_numbers)}"
@@ -203,7 +214,7 @@ class LanternMachine(RuleBasedStateMachine):
         """Make the call; it joins the lanterns Bundle when it lit (a refused one is retried by
         `lost_light_then_retry`, which makes the same call twice)."""
         result = self._run(call.at(self.clock if now is None else now))
-        return call if result.outcome == "lit" else multiple()
+        return call if result is not None and result.outcome == "lit" else multiple()
 
     def _retry_time(self, gap: timedelta) -> datetime:
         """When a caller retries `gap` after its first call (the trusted clock never runs backwards)."""
@@ -325,8 +336,18 @@ class LanternMachine(RuleBasedStateMachine):
         """The caller never sees the first answer (or was refused: a scheduled light not yet due) and makes
         the same call again after `gap`: the stored lantern while it is active."""
         call = self._light_call(user, venue, door, plan=plan)
-        self._light(call)
+        self._run(attrs.evolve(call.at(self.clock), response_lost=self._lossy))  # the wire loses its answer
         return self._light(call, self._retry_time(gap))
+
+    @precondition(lambda self: self._lossy)
+    @rule(target=lanterns, user=users, venue=venues, door=doors)
+    def light_applied_response_lost(self, user, venue, door):
+        """Commit applied, response lost: the wire loses the light's commit answer, the client's own retry logic
+        runs and nobody retries the call; its answer and the stored documents must be one of the model's two
+        outcomes (lit, or not), which the model then follows."""
+        call = self._light_call(user, venue, door)
+        result = self._run(attrs.evolve(call.at(self.clock), response_lost=True))
+        return call if result is not None and result.outcome == "lit" else multiple()
 
     # --- extinguishing ---------------------------------------------------------------------------
 
@@ -350,8 +371,14 @@ class LanternMachine(RuleBasedStateMachine):
     @rule(lit=lanterns, gap=retry_gaps)
     def lost_extinguish_then_retry(self, lit, gap):
         """The owner never sees the first answer and asks again: lantern_not_active after an end."""
-        self._run(Extinguish(lit.user_id, lit.lantern_id, now=self.clock))
+        self._run(Extinguish(lit.user_id, lit.lantern_id, now=self.clock, response_lost=self._lossy))
         self._run(Extinguish(lit.user_id, lit.lantern_id, now=self._retry_time(gap)))
+
+    @precondition(lambda self: self._lossy)
+    @rule(lit=lanterns)
+    def extinguish_applied_response_lost(self, lit):
+        """The owner's extinguish commits, its answer is lost on the wire, nobody retries."""
+        self._run(Extinguish(lit.user_id, lit.lantern_id, now=self.clock, response_lost=True))
 
     # --- reading -----------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ Not collected (the name does not match test_*.py and stateful_tests/conftest.py 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from pathlib import Path
@@ -30,6 +31,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from fencecheck import coverage, hypothesis_profiles, progress
 from fencecheck.counterexamples import replay_command, write_counterexample
 from fencecheck.report.artifacts import write_stateful_summary
+from fencecheck.wire.session import open_session
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTEREXAMPLES = ROOT / "counterexamples"  # repo root, gitignored
@@ -44,14 +46,34 @@ def is_final_run() -> bool:
         return False
 
 
-def run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
+def run_machine(machine: Any, *, settings, emulator, project_id, db, wire=None) -> None:
     """Run `machine` under Hypothesis; on failure write the shrunk program to counterexamples/ (then
-    re-raise); under a full-coverage profile, fail when a reachable transition never fired."""
+    re-raise); under a full-coverage profile, fail when a reachable transition never fired.
+
+    A machine whose `wire_faults` is true gets `wire` (a `fencecheck.wire.WireSession` of the same project,
+    the `wire_session` fixture), or a wire proxy of its own for the run, stopped whatever happens."""
+    with contextlib.ExitStack() as stack:
+        if getattr(machine, "wire_faults", False) and wire is None:
+            wire = stack.enter_context(open_session(emulator.host, project_id))
+        machine.wire = wire if getattr(machine, "wire_faults", False) else None
+        try:
+            _run_machine(machine, settings=settings, emulator=emulator, project_id=project_id, db=db)
+        finally:
+            machine.wire = None
+
+
+def _wire_faults(machine: Any, before: Counter[str]) -> dict[str, int]:
+    """The wire faults applied since `before` (the proxy may serve the whole test process), per kind."""
+    return dict(machine.wire.kinds() - before) if machine.wire is not None else {}
+
+
+def _run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
     plugin = machine.plugin
     machine.emulator, machine.project_id, machine.db = emulator, project_id, db
     machine.last_program, machine.final_programs, machine.run_counts = [], [], Counter()
     machine.examples_run = 0
     on_reference = machine.system is plugin.reference
+    wire_before = machine.wire.kinds() if machine.wire is not None else Counter()
     started = time.monotonic()
     failures: list[dict[str, str | None]] = []
     try:
@@ -86,6 +108,7 @@ def run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
                 steps=sum(machine.run_counts.values()),
                 seconds=round(time.monotonic() - started, 2),
                 failures=failures,
+                wire_faults=_wire_faults(machine, wire_before),
             )
     if hypothesis_profiles.requires_full_coverage():
         missing = coverage.unexercised(machine.run_counts, plugin.name)
@@ -121,12 +144,12 @@ class BoundToEmulator:
     settings: Any
 
     @pytest.fixture(autouse=True)
-    def _bind(self, emulator, project_id, firestore_db):
-        self._env = (emulator, project_id, firestore_db)
+    def _bind(self, emulator, project_id, firestore_db, wire_session):
+        self._env = (emulator, project_id, firestore_db, wire_session)
 
     def runTest(self):
-        emulator, project_id, db = self._env
-        run_machine(self.machine, settings=self.settings, emulator=emulator, project_id=project_id, db=db)
+        emulator, project_id, db, wire = self._env
+        run_machine(self.machine, settings=self.settings, emulator=emulator, project_id=project_id, db=db, wire=wire)
 
     runTest.is_hypothesis_test = True
 

@@ -1,6 +1,7 @@
 """The known-bad catalogue through the lockstep state machine: every variant must be caught.
 
-For each variant of `known_bad.journal.VARIANTS` (parametrized by name), `JournalMachine` runs with
+For each variant of `known_bad.journal.VARIANTS` and `WIRE_VARIANTS` (the bugs only wire faults show:
+known_bad/journal/wire_variants.py; parametrized by name), `JournalMachine` runs with
 `system = variant.build()` under the selected profile (`ci` by default). The test passes when the run
 fails with a `LockstepMismatch` (a harness crash, or a variant that crashes instead of misbehaving, is an
 error), the shrunk program has at most `MAX_SHRUNK_STEPS` operations, and its counterexample file is a true
@@ -34,7 +35,7 @@ from hypothesis import settings
 from fencecheck import hypothesis_profiles
 from fencecheck.plugins.journal import ReferenceAPI
 from known_bad.crashing import journal_name_error
-from known_bad.journal import VARIANTS, Variant, variant
+from known_bad.journal import VARIANTS, WIRE_VARIANTS, Variant, variant
 from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, known_bad_machine, outside_the_artifacts
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
@@ -46,7 +47,7 @@ def machine_for(v: Variant, api: ReferenceAPI) -> type[JournalMachine]:
     return known_bad_machine(JournalMachine, v.name, api)
 
 
-@pytest.mark.parametrize("name", [v.name for v in VARIANTS])
+@pytest.mark.parametrize("name", [v.name for v in (*VARIANTS, *WIRE_VARIANTS)])
 def test_known_bad_variant_is_caught(name, emulator, project_id, firestore_db, request, record_property):
     v = variant(name)
     target = Target(

@@ -231,10 +231,10 @@ def describe_impl(impl: Any) -> str | None:
 
 
 def known_bad_variants() -> dict[str, str]:
-    """The catalogue's sequential and concurrent variants (known_bad/journal/), each by its spec."""
+    """The catalogue's sequential, concurrent and wire-only variants (known_bad/journal/), each by its spec."""
     catalogue = import_module("known_bad.journal", "the journal's known-bad catalogue")
     return {v.name: catalogue.SYSTEM_SPEC.format(name=v.name)
-            for v in (*catalogue.VARIANTS, *catalogue.CONCURRENT_VARIANTS)}
+            for v in (*catalogue.VARIANTS, *catalogue.CONCURRENT_VARIANTS, *catalogue.WIRE_VARIANTS)}
 
 
 def replay(db: Any, ops: Iterable[Operation], *, system: Any = None) -> Lockstep:
@@ -320,6 +320,7 @@ JOURNAL = SystemPlugin(
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("commands",),
+    response_lost=lambda op: bool(getattr(op, "response_lost", False)),
     answer_matches=exact_answer_matches,  # exact types (True is not 1) and the seeds' key order, nested too
     # fences only grow and terminal states absorb: see fencecheck.linearizability
     commutes_when_read_only=lambda _op: True,

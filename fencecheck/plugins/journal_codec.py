@@ -102,6 +102,8 @@ def op_to_json(op: JournalOp, *, command_names: Mapping[CommandRef, str] | None 
     out["now"] = datetime_to_json(op.now)
     if op.commit_fails:
         out["commitFails"] = True
+    if op.response_lost:
+        out["responseLost"] = True
     return out
 
 
@@ -112,7 +114,8 @@ def op_from_json(data: object, *, commands: Mapping[str, CommandRef] | None = No
     kind = data.get("type")
     if kind not in _OP_FIELDS:
         raise ValueError(f"unknown operation type {kind!r}")
-    data = _require_keys(data, ("type", "command", *_OP_FIELDS[kind], "now"), ("commitFails",), f"{kind} operation")
+    data = _require_keys(data, ("type", "command", *_OP_FIELDS[kind], "now"), ("commitFails", "responseLost"),
+                         f"{kind} operation")
     raw_command = data["command"]
     if isinstance(raw_command, str):
         if commands is None or raw_command not in commands:
@@ -122,15 +125,16 @@ def op_from_json(data: object, *, commands: Mapping[str, CommandRef] | None = No
         command = command_from_json(raw_command)
     now = datetime_from_json(data["now"])
     commit_fails = data.get("commitFails", False)
-    if not isinstance(commit_fails, bool):
-        raise ValueError("commitFails must be a boolean")
+    lost = data.get("responseLost", False)
+    if not isinstance(commit_fails, bool) or not isinstance(lost, bool):
+        raise ValueError("commitFails and responseLost must be booleans")
     if kind == "register":
-        return Register(command, now, commit_fails)
+        return Register(command, now, commit_fails, lost)
     lease_id = _str(data["leaseId"], "leaseId")
     if kind == "acquire":
-        return Acquire(command, lease_id, now, commit_fails)
+        return Acquire(command, lease_id, now, commit_fails, lost)
     fence = _int(data["expectedFenceEpoch"], "expectedFenceEpoch")
     if kind == "complete":
         fingerprint = _str(data["terminalReferenceFingerprint"], "terminalReferenceFingerprint")
-        return Complete(command, lease_id, fence, fingerprint, now, commit_fails)
-    return Fail(command, lease_id, fence, now, commit_fails)
+        return Complete(command, lease_id, fence, fingerprint, now, commit_fails, lost)
+    return Fail(command, lease_id, fence, now, commit_fails, lost)

@@ -152,6 +152,7 @@ _OPS: dict[str, tuple[type, tuple[str, ...]]] = {
 }
 _TYPE_NAMES = {cls: name for name, (cls, _fields) in _OPS.items()}
 _TIMES = ("now", "scheduled_for")
+_LOSSY = (Light, ScheduledLight, Extinguish)  # the operations a lost-response step can carry
 
 
 def op_to_json(op: Any) -> dict[str, Any]:
@@ -166,6 +167,8 @@ def op_to_json(op: Any) -> dict[str, Any]:
         elif isinstance(value, FaultKind):
             value = value.value
         out[field] = value
+    if getattr(op, "response_lost", False):
+        out["responseLost"] = True  # only when set: older histories stay identical
     return out
 
 
@@ -173,9 +176,12 @@ def op_from_json(data: object) -> Any:
     if not isinstance(data, dict) or data.get("type") not in _OPS:
         raise ValueError(f"a lantern operation is an object whose type is one of {sorted(_OPS)}")
     cls, fields = _OPS[data["type"]]
-    if sorted(data) != sorted(("type", *fields)):
-        raise ValueError(f"a {data['type']} operation has exactly the keys {['type', *fields]}")
-    values = {}
+    lost = data.get("responseLost", False)
+    if ("responseLost" in data and lost is not True) or (lost and cls not in _LOSSY):
+        raise ValueError("responseLost is true or left out, on a light or an extinguish only")
+    if sorted(set(data) - {"responseLost"}) != sorted(("type", *fields)):
+        raise ValueError(f"a {data['type']} operation has exactly the keys {['type', *fields]} (and responseLost)")
+    values: dict[str, Any] = {"response_lost": True} if lost else {}
     for field in fields:
         value = data[field]
         if field in _TIMES and value is not None:
@@ -224,6 +230,7 @@ LANTERN = SystemPlugin(
     read_set=None,
     is_fault=lambda op: isinstance(op, InjectFault),
     commit_fails=lambda _op: False,
+    response_lost=lambda op: bool(getattr(op, "response_lost", False)),
     clock_of=_clock_of,
     reference=REFERENCE_LANTERN,
     resolve=resolve,

@@ -65,6 +65,7 @@ def write_stateful_summary(
     steps: int,
     seconds: float,
     failures: Sequence[Mapping[str, str | None]] = (),
+    wire_faults: Mapping[str, int] | None = None,
 ) -> Path:
     """artifacts/stateful/<machine>.json:
 
@@ -82,6 +83,8 @@ def write_stateful_summary(
         "seconds": round(seconds, 3),
         "failures": [{"message": f["message"], "counterexample": f.get("counterexample")} for f in failures],
     }
+    if wire_faults:  # the wire proxy's fault events during the run, per "kind Method" (left out when none)
+        data["wireFaults"] = dict(sorted(wire_faults.items()))
     return write_json(Path(artifacts) / STATEFUL_DIR / _file_name(machine), data)
 
 

@@ -116,6 +116,8 @@ class StatefulMachine:
     steps: int
     seconds: float
     failures: tuple[StatefulFailure, ...] = ()
+    # wire faults the machine's steps met, per kind and method ("fail-response Commit": n); {} without the wire
+    wire_faults: dict[str, int] = attrs.field(factory=dict)
 
 
 @attrs.frozen

@@ -164,6 +164,12 @@ class FaultEvent:
     upstream_code: str | None
     client_code: str | None
 
+    @property
+    def label(self) -> str:
+        """How a history's call names this event (``Call.wire_faults``): kind and method, e.g.
+        "fail-response Commit"."""
+        return f"{self.kind.value} {self.method}"
+
 
 class EventLog:
     """The proxy's append-only record of fault events, numbered 1, 2, ... in the order they were applied."""

@@ -28,6 +28,15 @@ _loaded: dict[str, ModuleType] = {}
 
 
 @attrs.frozen
+class Mutation:
+    """One more block of one more function, for a bug that spans two functions (`Variant.also`)."""
+
+    target: str
+    original: str
+    broken: str
+
+
+@attrs.frozen
 class Variant:
     """One deliberate bug: `target` ("module.function" of reference/journal) with the block of lines `original`
     replaced by `broken`. `rule` names the broken rule (a model transition id, `:aspect` optional);
@@ -40,6 +49,7 @@ class Variant:
     original: str
     broken: str
     witness: tuple[Operation, ...] = ()
+    also: tuple[Mutation, ...] = ()  # further blocks replaced in the same copy
 
     @property
     def alias(self) -> str:
@@ -52,6 +62,8 @@ class Variant:
             if package is None:
                 package = load_reference_copy(self.alias)
                 mutate(package, self.target, self.original, self.broken)
+                for more in self.also:
+                    mutate(package, more.target, more.original, more.broken)
                 _loaded[self.name] = package
             return package
 
@@ -62,9 +74,10 @@ class Variant:
 
 from .concurrent_variants import CONCURRENT_CATALOGUE as CONCURRENT_VARIANTS  # noqa: E402 - only a race shows these
 from .variants import CATALOGUE as VARIANTS  # noqa: E402 - the catalogue needs Variant defined above
+from .wire_variants import WIRE_CATALOGUE as WIRE_VARIANTS  # noqa: E402 - only wire faults show these
 
-_BY_NAME = {v.name: v for v in (*VARIANTS, *CONCURRENT_VARIANTS)}
-assert len(_BY_NAME) == len(VARIANTS) + len(CONCURRENT_VARIANTS), "duplicate variant name"
+_BY_NAME = {v.name: v for v in (*VARIANTS, *CONCURRENT_VARIANTS, *WIRE_VARIANTS)}
+assert len(_BY_NAME) == len(VARIANTS) + len(CONCURRENT_VARIANTS) + len(WIRE_VARIANTS), "duplicate variant name"
 
 
 def variant(name: str) -> Variant:

@@ -47,6 +47,8 @@ def describe_op(op: Operation, *, epoch: datetime | None = None) -> str:
     parts.append(f"at {_t(op.now, epoch)}")
     if op.commit_fails:
         parts.append("COMMIT-FAILS")
+    if op.response_lost:
+        parts.append("RESPONSE-LOST")
     return f"{name}({' '.join(parts)})"
 
 

@@ -112,6 +112,8 @@ class Register:
     command: CommandRef
     now: datetime = attrs.field(validator=_utc_datetime)
     commit_fails: bool = False
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, metadata={"omit_default": True})
 
 
 @attrs.frozen(cache_hash=True)
@@ -120,6 +122,8 @@ class Acquire:
     lease_id: str
     now: datetime = attrs.field(validator=_utc_datetime)
     commit_fails: bool = False
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, metadata={"omit_default": True})
 
     @property
     def owner_fingerprint(self) -> str:
@@ -134,6 +138,8 @@ class Complete:
     terminal_reference_fingerprint: str
     now: datetime = attrs.field(validator=_utc_datetime)
     commit_fails: bool = False
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, metadata={"omit_default": True})
 
     @property
     def owner_fingerprint(self) -> str:
@@ -151,6 +157,8 @@ class Fail:
     expected_fence_epoch: int
     now: datetime = attrs.field(validator=_utc_datetime)
     commit_fails: bool = False
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, metadata={"omit_default": True})
 
     @property
     def owner_fingerprint(self) -> str:

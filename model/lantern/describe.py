@@ -23,6 +23,11 @@ def _t(moment: datetime | None, epoch: datetime | None) -> str:
 
 
 def describe_op(op: Operation, *, epoch: datetime | None = None) -> str:
+    text = _describe_op(op, epoch)
+    return text + " RESPONSE-LOST" if getattr(op, "response_lost", False) else text
+
+
+def _describe_op(op: Operation, epoch: datetime | None) -> str:
     if isinstance(op, CreateVenue):
         return f"create_venue({op.venue_id} at {op.latitude},{op.longitude} r={op.radius_meters}m)"
     if isinstance(op, DeleteVenue):

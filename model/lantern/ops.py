@@ -53,6 +53,8 @@ class Light:
     latitude: float = attrs.field(converter=float)
     longitude: float = attrs.field(converter=float)
     now: datetime = attrs.field(validator=_utc_datetime, kw_only=True)
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, kw_only=True, metadata={"omit_default": True})
 
 
 @attrs.frozen(cache_hash=True)
@@ -64,6 +66,8 @@ class ScheduledLight:
     venue_id: str
     scheduled_for: datetime = attrs.field(validator=_utc_datetime)
     now: datetime = attrs.field(validator=_utc_datetime, kw_only=True)
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, kw_only=True, metadata={"omit_default": True})
 
 
 @attrs.frozen(cache_hash=True)
@@ -73,6 +77,8 @@ class Extinguish:
     user_id: str
     lantern_id: str
     now: datetime = attrs.field(validator=_utc_datetime, kw_only=True)
+    # the harness loses the commit's answer on the wire (fencecheck/wire/lockstep.py); the step is the same
+    response_lost: bool = attrs.field(default=False, kw_only=True, metadata={"omit_default": True})
 
 
 @attrs.frozen(cache_hash=True)

@@ -245,6 +245,9 @@ def test_history_json_round_trip():
         lambda d: d["calls"][0].update(outcome={"maybe": "x"}),
         lambda d: d["calls"][0].update(completedAt=None),
         lambda d: d["calls"][0]["op"].update(command="c7"),
+        lambda d: d["calls"][0].update(wireFaults=[]),  # left out when there are none, never empty
+        lambda d: d["calls"][0].update(wireFaults=["reject Commit", 3]),
+        lambda d: d["calls"][0].update(wireFaults="reject Commit"),
     ],
 )
 def test_history_json_is_strict(mutate):
@@ -252,6 +255,30 @@ def test_history_json_is_strict(mutate):
     mutate(data)
     with pytest.raises((ValueError, TypeError)):
         History.from_json(data)
+
+
+def test_wire_faults_round_trip_and_are_absent_when_none():
+    history = _sample_history()
+    assert all("wireFaults" not in call for call in history.to_json()["calls"])  # older files stay identical
+    hit = attrs.evolve(history.calls[1], wire_faults=["fail-response Commit", "reject Commit"])
+    faulted = attrs.evolve(history, calls=(history.calls[0], hit, *history.calls[2:]))
+    data = json.loads(json.dumps(faulted.to_json()))
+    assert data["calls"][1]["wireFaults"] == ["fail-response Commit", "reject Commit"]
+    assert "wireFaults" not in data["calls"][0]
+    again = History.from_json(data)
+    assert again == faulted and again.calls[1].wire_faults == ("fail-response Commit", "reject Commit")
+    assert again != history
+
+
+def test_timeline_names_the_wire_faults_of_a_call():
+    from fencecheck.linearizability_explain import timeline
+
+    calls = _sample_history().calls
+    hit = attrs.evolve(calls[1], wire_faults=("fail-response Commit",))
+    text = timeline((calls[0], hit), positions={0: 1}, marks={}, epoch=T0, describe_op=JOURNAL.describe_op)
+    lines = text.splitlines()
+    assert "indefinite (journal_unavailable) [wire: fail-response Commit]" in lines[-1]
+    assert "[wire:" not in "\n".join(lines[:-1])
 
 
 # --- recorder ---------------------------------------------------------------------------------------

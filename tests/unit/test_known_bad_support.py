@@ -18,6 +18,9 @@ class Detected(AssertionError):
     """A second kind of detection (the lantern machine's invariant failure stands for it)."""
 
 
+WIRE = object()  # the machine's wire session (fencecheck.wire.WireSession), kept for the variant
+
+
 class FakeMachine:
     """What known_bad_machine needs of a lockstep machine, and two checking methods that fail on demand."""
 
@@ -25,7 +28,7 @@ class FakeMachine:
     db = None
 
     def __init__(self) -> None:
-        self.lockstep = SimpleNamespace(epoch=T0)
+        self.lockstep = SimpleNamespace(epoch=T0, wire=WIRE)
 
     def _run(self, outcome, *, flag=False):
         if isinstance(outcome, BaseException):
@@ -57,6 +60,7 @@ def test_the_machine_drives_the_variant_without_coverage():
     assert machine.system is api and instance.lockstep.system is api
     assert instance.lockstep.plugin is LANTERN and instance.lockstep.epoch == T0
     assert instance.lockstep._coverage is None
+    assert instance.lockstep.wire is WIRE  # the wire rules run against the variant too
     assert machine.examples == 1
 
 

@@ -85,6 +85,25 @@ def test_operations_round_trip_through_json(system, ops):
     assert system.ops_from_json(header, entries) == ops
 
 
+def test_a_lost_response_step_round_trips_and_is_left_out_when_unset():
+    lost = [Register(CMD, T0, response_lost=True), Complete(CMD, HOLDER, 1, "f" * 64, T0, response_lost=True)]
+    header, entries = JOURNAL.ops_to_json(lost)
+    assert [entry["responseLost"] for entry in entries] == [True, True]
+    assert JOURNAL.ops_from_json(header, entries) == lost and JOURNAL.response_lost(lost[0])
+    lantern = [Light("u1", "l1", "bar", 52.52, 13.405, now=T0, response_lost=True),
+               Extinguish("u1", "l1", now=T0, response_lost=True)]
+    _header, entries = LANTERN.ops_to_json(lantern)
+    assert [entry["responseLost"] for entry in entries] == [True, True]
+    assert LANTERN.ops_from_json({}, entries) == lantern and LANTERN.response_lost(lantern[1])
+    assert all("responseLost" not in entry for entry in LANTERN.ops_to_json(LANTERN_OPS)[1])
+    assert all("responseLost" not in entry for entry in JOURNAL.ops_to_json([Register(CMD, T0)])[1])
+    assert not LANTERN.response_lost(LANTERN_OPS[1]) and not JOURNAL.response_lost(Register(CMD, T0))
+    _header, (venue,) = LANTERN.ops_to_json([LANTERN_OPS[0]])
+    for bad in ({**entries[0], "responseLost": False}, {**venue, "responseLost": True}):
+        with pytest.raises(ValueError, match="responseLost"):
+            LANTERN.ops_from_json({}, [bad])
+
+
 def test_lantern_operation_json_rejects_unknown_types_and_keys():
     _header, (entry,) = LANTERN.ops_to_json([LANTERN_OPS[1]])
     with pytest.raises(ValueError, match="exactly the keys"):

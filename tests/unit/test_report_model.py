@@ -308,6 +308,10 @@ def test_known_bad_and_stateful_writers_match_the_collector(tmp_path):
     run = collect(tmp_path)
     assert run.known_bad.variants == (KnownBadResult("a/b", "complete.exact", True, "caught", 1.5, 3, None, "p"),)
     assert run.stateful.failure_count == 1
+    assert run.stateful.machines[0].wire_faults == {}  # no wire: the key is left out of the file
+    write_stateful_summary(tmp_path, machine="M", profile="ci", examples=3, steps=20, seconds=1.0,
+                           wire_faults={"reject Commit": 2, "fail-response Commit": 5})
+    assert collect(tmp_path).stateful.machines[0].wire_faults == {"fail-response Commit": 5, "reject Commit": 2}
     assert [(c.kind, c.path, c.exists) for c in run.counterexamples] == [("stateful", "counterexamples/M-1.py", False)]
     with pytest.raises(ValueError, match="status"):
         write_known_bad_result(tmp_path, name="x", rule="r", status="killed", seconds_to_detection=None,

@@ -108,6 +108,7 @@ def test_events_are_numbered_in_order_and_immutable() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         first.seq = 3
     assert isinstance(log.events(), tuple)
+    assert (first.label, second.label) == ("reject Commit", "fail-response /other.Service/Call")  # Call.wire_faults
 
 
 def test_wait_for_returns_once_the_events_are_there() -> None:
