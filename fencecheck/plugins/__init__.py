@@ -7,7 +7,7 @@ from fencecheck.plugin import SystemPlugin
 
 
 def plugin(name: str) -> SystemPlugin:
-    """The plug-in called `name` ("journal" or "lantern"); imported on first use."""
+    """The plug-in called `name` ("journal", "lantern" or "gateway"); imported on first use."""
     if name == "journal":
         from .journal import JOURNAL
 
@@ -16,7 +16,11 @@ def plugin(name: str) -> SystemPlugin:
         from .lantern import LANTERN
 
         return LANTERN
+    if name == "gateway":
+        from .gateway import GATEWAY
+
+        return GATEWAY
     raise SystemNotFoundError(f"no system called {name!r}: expected one of {', '.join(SYSTEM_NAMES)}.")
 
 
-SYSTEM_NAMES = ("journal", "lantern")
+SYSTEM_NAMES = ("journal", "lantern", "gateway")
