@@ -48,7 +48,7 @@ from model.gateway import (
     step,
     stored_documents,
 )
-from model.gateway.constants import ERROR_CODES, GATEWAY_UNAVAILABLE
+from model.gateway.constants import ERROR_CODES, GATEWAY_UNAVAILABLE, LINEARIZABLE
 
 REFERENCE_SPEC = "reference.gateway"
 VARIANT_PREFIX = "known_bad.gateway:"
@@ -225,6 +225,14 @@ def write_journal(db: Any, name: str, docs: Mapping[str, Mapping[str, Any]], *,
         batch.commit()
 
 
+def _clock_of(op: Any) -> datetime | None:
+    """The reading a call is handed; None for a fault (no call) and for a namespace not declared
+    linearizable, which is refused before the clock is read (precedence step 1): such a call must not read it."""
+    if isinstance(op, InjectFault) or op.journal.consistency != LINEARIZABLE:
+        return None
+    return op.now
+
+
 def shorten(text: str, state: GatewayState) -> str:
     for (_ns, key), _record in state.records:
         text = text.replace(key, key[:8])
@@ -337,7 +345,7 @@ GATEWAY = SystemPlugin(
     read_set=read_set,
     is_fault=lambda op: isinstance(op, InjectFault),
     commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
-    clock_of=lambda op: None if isinstance(op, InjectFault) else op.now,
+    clock_of=_clock_of,
     reference=REFERENCE_GATEWAY,
     resolve=resolve,
     invoke=invoke,

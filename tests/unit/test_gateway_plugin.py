@@ -136,6 +136,8 @@ def test_faults_damage_one_journal_and_break_an_invariant():
         damaged, result = GATEWAY.step(stored, fault)
         assert result.transition == "fault.injected" and result.wrote and GATEWAY.is_fault(fault)
         assert GATEWAY.clock_of(fault) is None
+        assert GATEWAY.clock_of(get(T0, ref=attrs.evolve(REF, consistency="PER_REGION"))) is None  # refused first
+        assert GATEWAY.clock_of(get(T0)) == T0
         assert typed(documents(damaged)) != typed(documents(stored))  # 1.0 == 1 in Python, not here
         assert invariant_violations(documents(damaged), namespace_id=NAMESPACE), kind
         assert GATEWAY.step(damaged, get(T0 + 2 * S))[1].code == "unrecognized_record"
@@ -177,3 +179,17 @@ def test_the_checker_judges_a_consume_election_with_the_gateway_model():
     # The stored documents are compared too: a second consume event that the answers do not explain.
     stray = {key: {**docs, "gatewayNamespaces/x": {}} for key, docs in history.final_documents.items()}
     assert check(history.with_final_documents(stray), plugin=GATEWAY).status == "illegal"
+
+
+def test_a_gateway_counterexample_file_loads_and_holds_the_program(tmp_path):
+    import importlib.util
+
+    from stateful_tests.gateway_counterexamples import write_counterexample
+
+    path = write_counterexample(tmp_path, EVERY_OP, machine="GatewayMachine", plugin=GATEWAY,
+                                system_module="known_bad.gateway:release_at_the_deadline")
+    spec = importlib.util.spec_from_file_location("gateway_counterexample", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # NameError without the stopgap: JournalRef, HostedAnswer, Evidence
+    assert module.OPS == EVERY_OP
+    assert module.SYSTEM.name == "known_bad.gateway:release_at_the_deadline"
