@@ -93,6 +93,7 @@ REGIONS = ("us-east", "eu-west")
 ADVANCES = (US, timedelta(milliseconds=1), timedelta(seconds=1), timedelta(seconds=10), timedelta(seconds=30),
             timedelta(seconds=60), timedelta(seconds=120), timedelta(minutes=15), timedelta(hours=1))
 EDGES = {"exactly": timedelta(0), "one_microsecond_before": -US, "one_microsecond_after": US}
+TWISTS = ("straight", "straight", "straight", "wrong", "late")
 WHO = ("bundle", "current", "current")  # a lease from the Bundle, or the journal's current holder
 RETRY_GAPS = (timedelta(0), US, timedelta(seconds=1), timedelta(minutes=1))
 RECEIPT = "c" * 64
@@ -323,63 +324,135 @@ class GatewayMachine(RuleBasedStateMachine):
         fingerprint = record.lease_owner_fingerprint
         return next((w for w in WORKERS if owner_fingerprint_of(record.journal_key, w) == fingerprint), None)
 
-    def _advance(self, ref: JournalRef, worker: str, verdict: str, fenced: bool) -> Any:
-        """The next call a correct worker makes on this journal (the holder, where there is one): deep states
-        (provider intent, reconciliation, terminals) within a few rules. Returns the lease it was granted."""
-        record, now = self._record(ref), self.clock
+    def _advance(self, ref: JournalRef, worker: str, verdict: str, fenced: bool, twist: str) -> Any:
+        """The next call on this journal, chosen from its stored state, so that deep states (provider intent,
+        reconciliation, terminals) come within a few rules. `straight`: what a correct worker does next (the
+        holder, where there is one); `wrong`: a call that state must refuse or observe; `late`: the clock first
+        moves to where the state's next boundary is (a lease expiry, the deadline). Returns a granted lease."""
+        record = self._record(ref)
         if record is None:
-            self._run(Begin(journal=ref, now=now))
+            self._run(Begin(journal=ref, now=self.clock))
             return multiple()
-        holder = self._holder(record) or worker
-        state = record.state
-        if state == "BEGUN" or (state == "CONSUME_INTENT" and now >= record.lease_expires_at):
+        state, holder = record.state, self._holder(record) or worker
+        held = record.lease_expires_at is not None and self.clock < record.lease_expires_at
+        if twist == "late":
+            if state == "CONSUME_INTENT" and held and verdict == "NOT_SUBMITTED":
+                # the response is lost for the whole window: a recovery's replay finds it closed
+                self.clock = max(self.clock, record.consume_intent_at + timedelta(milliseconds=SETTLEMENT_WINDOW_MS))
+                return multiple()
+            if state in ("CONSUME_INTENT", "PROVIDER_INTENT", "RECONCILE_INTENT") and held:
+                # exactly at the expiry (expired): the next worker's takeover, at equality
+                self.clock, held, twist = record.lease_expires_at, False, "straight"
+            elif state in ("CONSUMED", "PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN"):
+                self.clock = max(self.clock, _deadline(record))  # exactly at the deadline (or later): elapsed
+                if state != "CONSUMED":  # a manual terminal at the deadline (a release there is refused)
+                    self._run(ManualTerminal(journal=ref, processor_result="COMMIT" if verdict == "SETTLED" else
+                                             "RELEASE", claimed_independent_verification=fenced,
+                                             submission_fenced=fenced, now=self.clock))
+                    return multiple()
+            elif self.last_call is not None and self.last_call.journal == ref:
+                self._run(attrs.evolve(self.last_call, now=self.clock))  # the answer was lost: the same call again
+                return multiple()
+        now = self.clock
+        if state == "CONSUME_INTENT" and not held and twist == "wrong":
+            self._run(RecordConsume(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                    answer=self._hosted(ref, record, "FRESH"), now=now))  # too late: rejected
+            return multiple()
+        if state == "PROVIDER_INTENT" and not held and twist == "wrong" and verdict == "SETTLED":
+            self._run(ReportSubmission(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                       claim_id="claim-1", provider_submission_id="sub-1", payment_reference="pi_1",
+                                       caller_outcome="succeeded", now=now))  # too late: rejected
+            return multiple()
+        if state == "BEGUN" or (state == "CONSUME_INTENT" and not held):
             op = ClaimConsume(journal=ref, lease_id=worker, now=now)
             return self._granted(op, self._run(op), "consume")
         if state == "CONSUME_INTENT":
             ms = floor_ms(record.consume_intent_at)
-            answer = HostedAnswer("FRESH", ref.consume_idempotency_key, ref.operation_identity, "CONSUMED",
-                                  "tr-permit-1", "permit-1", "d" * 64, ms, ms + SETTLEMENT_WINDOW_MS)
+            late = now >= ms_time(ms + SETTLEMENT_WINDOW_MS)  # a recovery after the window: a replay is closed
+            kind = "FRESH" if (twist == "wrong") == late else "IDEMPOTENT_CONSUMED"
+            key = "e" * 64 if twist == "wrong" and not late else ref.consume_idempotency_key
+            answer = HostedAnswer(kind, key, ref.operation_identity, "CONSUMED", "tr-permit-1", "permit-1", "d" * 64,
+                                  ms, ms + SETTLEMENT_WINDOW_MS)
             self._run(RecordConsume(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
                                     answer=answer, now=now))
-        elif state == "CONSUMED":
+        elif state == "CONSUMED" and twist == "straight":
             op = TakeProviderIntent(journal=ref, lease_id=worker, now=now)
             return self._granted(op, self._run(op), "provider")
-        elif state == "PROVIDER_INTENT" and now < record.lease_expires_at and record.claim_id is None:
+        elif state == "CONSUMED":
+            self._run(CloseWindow(journal=ref, now=now))
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT") and held and twist == "wrong":
+            # the holder (or another worker) asks for the lease it already holds, or applies before reporting
+            if state == "PROVIDER_INTENT" and record.claim_id is None:
+                self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                        evidence=self._evidence(ref, record, verdict, fenced), now=now))
+            elif verdict != "SETTLED":
+                # evidence that must not decide: caller-asserted, another journal's, or a foreign payment
+                good = self._evidence(ref, record, verdict, fenced)
+                bent = {"FAILED": {"evidence_class": "CALLER_ASSERTED", "independent_verification": False},
+                        "NOT_SUBMITTED": {"operation_identity": "f" * 64} if fenced else
+                        {"payment_reference": "pi_foreign", "verdict": "SETTLED"}}[verdict]
+                self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                        evidence=attrs.evolve(good, **bent), now=now))
+            elif state == "PROVIDER_INTENT":
+                self._run(TakeProviderIntent(journal=ref, lease_id=worker, now=now))
+            else:
+                self._run(TakeReconcileLease(journal=ref, lease_id=worker, now=now))
+        elif state == "PROVIDER_INTENT" and held and record.claim_id is None:
             self._run(ReportSubmission(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
                                        claim_id="claim-1", provider_submission_id="sub-1", payment_reference="pi_1",
                                        caller_outcome="succeeded", now=now))
-        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT") and now < record.lease_expires_at:
-            late = now >= _deadline(record)
-            terminal = verdict == "SETTLED" or (state == "PROVIDER_INTENT" or (fenced and not late))
-            payment = None if verdict == "NOT_SUBMITTED" else (record.payment_reference or "pi_1")
-            if state == "PROVIDER_INTENT" and verdict == "NOT_SUBMITTED":
-                verdict, payment = "FAILED", record.payment_reference
-            evidence = Evidence(VERIFIED[ref.provider], True, verdict, ref.operation_identity, payment, fenced,
-                                RECEIPT if terminal else None)
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT") and held:
             self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
-                                    evidence=evidence, now=now))
+                                    evidence=self._evidence(ref, record, verdict, fenced), now=now))
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN") and twist == "wrong":
+            result = "COMMIT" if verdict == "SETTLED" else "RELEASE"
+            self._run(ManualTerminal(journal=ref, processor_result=result, claimed_independent_verification=fenced,
+                                     submission_fenced=fenced, now=now))
+        elif state == "PROVIDER_INTENT" and verdict == "NOT_SUBMITTED":
+            self._run(TakeProviderIntent(journal=ref, lease_id=worker, now=now))  # abandoned: never resubmitted
         elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN"):
             op = TakeReconcileLease(journal=ref, lease_id=worker, now=now)
             return self._granted(op, self._run(op), "reconcile")
+        elif twist == "wrong":
+            result = "COMMIT" if verdict == "SETTLED" else "RELEASE"
+            self._run(ManualTerminal(journal=ref, processor_result=result, claimed_independent_verification=fenced,
+                                     submission_fenced=fenced, now=now))
         else:
             self._run(Get(journal=ref, now=now))
         return multiple()
 
-    @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
-          fenced=st.booleans())
-    def advance_journal(self, ref, worker, verdict, fenced):
-        return self._advance(ref, worker, verdict, fenced)
+    @staticmethod
+    def _hosted(ref: JournalRef, record: Journal, kind: str) -> HostedAnswer:
+        """The hosted answer for the record's claim, transitioned at the claim (a correct answer)."""
+        ms = floor_ms(record.consume_intent_at)
+        return HostedAnswer(kind, ref.consume_idempotency_key, ref.operation_identity, "CONSUMED", "tr-permit-1",
+                            "permit-1", "d" * 64, ms, ms + SETTLEMENT_WINDOW_MS)
+
+    def _evidence(self, ref: JournalRef, record: Journal, verdict: str, fenced: bool) -> Evidence:
+        """Verified evidence for the record as a correct reconciler sends it (a receipt when it decides)."""
+        owner_path = record.state == "PROVIDER_INTENT"
+        if owner_path and verdict == "NOT_SUBMITTED":
+            verdict = "FAILED"  # beside a reported payment reference, NOT_SUBMITTED contradicts it
+        terminal = verdict == "SETTLED" or owner_path or (fenced and self.clock < _deadline(record))
+        payment = None if verdict == "NOT_SUBMITTED" else (record.payment_reference or "pi_1")
+        return Evidence(VERIFIED[ref.provider], True, verdict, ref.operation_identity, payment, fenced,
+                        RECEIPT if terminal else None)
 
     @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
-          fenced=st.booleans())
-    def advance_journal_again(self, ref, worker, verdict, fenced):
+          fenced=st.booleans(), twist=st.sampled_from(TWISTS))
+    def advance_journal(self, ref, worker, verdict, fenced, twist):
+        return self._advance(ref, worker, verdict, fenced, twist)
+
+    @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
+          fenced=st.booleans(), twist=st.sampled_from(TWISTS))
+    def advance_journal_again(self, ref, worker, verdict, fenced, twist):
         """The same as advance_journal: more rules so that Hypothesis, which picks rules evenly, goes deep."""
-        return self._advance(ref, worker, verdict, fenced)
+        return self._advance(ref, worker, verdict, fenced, twist)
 
     @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
-          fenced=st.booleans())
-    def advance_journal_once_more(self, ref, worker, verdict, fenced):
-        return self._advance(ref, worker, verdict, fenced)
+          fenced=st.booleans(), twist=st.sampled_from(TWISTS))
+    def advance_journal_once_more(self, ref, worker, verdict, fenced, twist):
+        return self._advance(ref, worker, verdict, fenced, twist)
 
     # --- the trusted clock -----------------------------------------------------------------------
 
