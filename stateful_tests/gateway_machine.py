@@ -93,6 +93,7 @@ REGIONS = ("us-east", "eu-west")
 ADVANCES = (US, timedelta(milliseconds=1), timedelta(seconds=1), timedelta(seconds=10), timedelta(seconds=30),
             timedelta(seconds=60), timedelta(seconds=120), timedelta(minutes=15), timedelta(hours=1))
 EDGES = {"exactly": timedelta(0), "one_microsecond_before": -US, "one_microsecond_after": US}
+ADVANCE_RULES = 8
 TWISTS = ("straight", "straight", "straight", "wrong", "late")
 WHO = ("bundle", "current", "current")  # a lease from the Bundle, or the journal's current holder
 RETRY_GAPS = (timedelta(0), US, timedelta(seconds=1), timedelta(minutes=1))
@@ -340,6 +341,14 @@ class GatewayMachine(RuleBasedStateMachine):
                 # the response is lost for the whole window: a recovery's replay finds it closed
                 self.clock = max(self.clock, record.consume_intent_at + timedelta(milliseconds=SETTLEMENT_WINDOW_MS))
                 return multiple()
+            if state == "PROVIDER_INTENT" and held and verdict == "FAILED":
+                # the owner goes silent until exactly the deadline (its lease ends there at the latest): the
+                # processor's manual release comes at the deadline, where it must be refused
+                self.clock = max(self.clock, _deadline(record))
+                self._run(ManualTerminal(journal=ref, processor_result="RELEASE",
+                                         claimed_independent_verification=fenced, submission_fenced=fenced,
+                                         now=self.clock))
+                return multiple()
             if state in ("CONSUME_INTENT", "PROVIDER_INTENT", "RECONCILE_INTENT") and held:
                 # exactly at the expiry (expired): the next worker's takeover, at equality
                 self.clock, held, twist = record.lease_expires_at, False, "straight"
@@ -386,9 +395,10 @@ class GatewayMachine(RuleBasedStateMachine):
                 self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
                                         evidence=self._evidence(ref, record, verdict, fenced), now=now))
             elif verdict != "SETTLED":
-                # evidence that must not decide: caller-asserted, another journal's, or a foreign payment
+                # evidence that must not decide: UNKNOWN, caller-asserted, another journal's, a foreign payment
                 good = self._evidence(ref, record, verdict, fenced)
-                bent = {"FAILED": {"evidence_class": "CALLER_ASSERTED", "independent_verification": False},
+                bent = {"FAILED": {"verdict": "UNKNOWN"} if fenced else
+                        {"evidence_class": "CALLER_ASSERTED", "independent_verification": False},
                         "NOT_SUBMITTED": {"operation_identity": "f" * 64} if fenced else
                         {"payment_reference": "pi_foreign", "verdict": "SETTLED"}}[verdict]
                 self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
@@ -410,6 +420,10 @@ class GatewayMachine(RuleBasedStateMachine):
                                      submission_fenced=fenced, now=now))
         elif state == "PROVIDER_INTENT" and verdict == "NOT_SUBMITTED":
             self._run(TakeProviderIntent(journal=ref, lease_id=worker, now=now))  # abandoned: never resubmitted
+        elif state == "PROVIDER_INTENT" and verdict == "SETTLED" and fenced:
+            # the processor confirms the abandoned submission by hand, claiming it verified: caller-asserted
+            self._run(ManualTerminal(journal=ref, processor_result="COMMIT", claimed_independent_verification=True,
+                                     submission_fenced=True, now=now))
         elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN"):
             op = TakeReconcileLease(journal=ref, lease_id=worker, now=now)
             return self._granted(op, self._run(op), "reconcile")
@@ -437,22 +451,6 @@ class GatewayMachine(RuleBasedStateMachine):
         payment = None if verdict == "NOT_SUBMITTED" else (record.payment_reference or "pi_1")
         return Evidence(VERIFIED[ref.provider], True, verdict, ref.operation_identity, payment, fenced,
                         RECEIPT if terminal else None)
-
-    @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
-          fenced=st.booleans(), twist=st.sampled_from(TWISTS))
-    def advance_journal(self, ref, worker, verdict, fenced, twist):
-        return self._advance(ref, worker, verdict, fenced, twist)
-
-    @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
-          fenced=st.booleans(), twist=st.sampled_from(TWISTS))
-    def advance_journal_again(self, ref, worker, verdict, fenced, twist):
-        """The same as advance_journal: more rules so that Hypothesis, which picks rules evenly, goes deep."""
-        return self._advance(ref, worker, verdict, fenced, twist)
-
-    @rule(target=leases, ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
-          fenced=st.booleans(), twist=st.sampled_from(TWISTS))
-    def advance_journal_once_more(self, ref, worker, verdict, fenced, twist):
-        return self._advance(ref, worker, verdict, fenced, twist)
 
     # --- the trusted clock -----------------------------------------------------------------------
 
@@ -548,6 +546,23 @@ class GatewayMachine(RuleBasedStateMachine):
 
     def teardown(self):
         end_example(self)
+
+
+def _advance_rule(copy: int) -> Any:
+    def advance(self, ref, worker, verdict, fenced, twist):
+        return self._advance(ref, worker, verdict, fenced, twist)
+
+    advance.__name__ = advance.__qualname__ = f"advance_journal_{copy}"
+    advance.__doc__ = "The next call on a journal, from its stored state (GatewayMachine._advance)."
+    return rule(target=GatewayMachine.leases, ref=GatewayMachine.journals, worker=workers,
+                verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")), fenced=st.booleans(),
+                twist=st.sampled_from(TWISTS))(advance)
+
+
+# ADVANCE_RULES copies of the same rule: Hypothesis picks rules evenly, and a program must make several advances
+# on one journal to reach reconciliation and the terminals (set before Hypothesis first collects the rules).
+for _copy in range(ADVANCE_RULES):
+    setattr(GatewayMachine, f"advance_journal_{_copy}", _advance_rule(_copy))
 
 
 def _deadline(record: Journal) -> datetime:
