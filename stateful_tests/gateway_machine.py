@@ -341,12 +341,12 @@ class GatewayMachine(RuleBasedStateMachine):
                 # the response is lost for the whole window: a recovery's replay finds it closed
                 self.clock = max(self.clock, record.consume_intent_at + timedelta(milliseconds=SETTLEMENT_WINDOW_MS))
                 return multiple()
-            if state == "PROVIDER_INTENT" and held and verdict == "FAILED":
+            if state == "PROVIDER_INTENT" and held and fenced:
                 # the owner goes silent until exactly the deadline (its lease ends there at the latest): the
-                # processor's manual release comes at the deadline, where it must be refused
+                # processor's manual terminal comes at the deadline, where a release must be refused
                 self.clock = max(self.clock, _deadline(record))
-                self._run(ManualTerminal(journal=ref, processor_result="RELEASE",
-                                         claimed_independent_verification=fenced, submission_fenced=fenced,
+                self._run(ManualTerminal(journal=ref, processor_result="COMMIT" if verdict == "SETTLED" else
+                                         "RELEASE", claimed_independent_verification=False, submission_fenced=True,
                                          now=self.clock))
                 return multiple()
             if state in ("CONSUME_INTENT", "PROVIDER_INTENT", "RECONCILE_INTENT") and held:
@@ -379,9 +379,13 @@ class GatewayMachine(RuleBasedStateMachine):
             ms = floor_ms(record.consume_intent_at)
             late = now >= ms_time(ms + SETTLEMENT_WINDOW_MS)  # a recovery after the window: a replay is closed
             kind = "FRESH" if (twist == "wrong") == late else "IDEMPOTENT_CONSUMED"
-            key = "e" * 64 if twist == "wrong" and not late else ref.consume_idempotency_key
-            answer = HostedAnswer(kind, key, ref.operation_identity, "CONSUMED", "tr-permit-1", "permit-1", "d" * 64,
-                                  ms, ms + SETTLEMENT_WINDOW_MS)
+            answer = HostedAnswer(kind, ref.consume_idempotency_key, ref.operation_identity, "CONSUMED", "tr-permit-1",
+                                  "permit-1", "d" * 64, ms, ms + SETTLEMENT_WINDOW_MS)
+            if twist == "wrong" and not late:  # a hosted answer that must not be recorded
+                answer = {"SETTLED": attrs.evolve(answer, idempotency_key="e" * 64),
+                          "FAILED": attrs.evolve(answer, settlement_deadline_at=ms + SETTLEMENT_WINDOW_MS + 1),
+                          "NOT_SUBMITTED": HostedAnswer("OTHER_STATE", ref.consume_idempotency_key,
+                                                        ref.operation_identity, "EXPIRED")}[verdict]
             self._run(RecordConsume(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
                                     answer=answer, now=now))
         elif state == "CONSUMED" and twist == "straight":
@@ -394,11 +398,11 @@ class GatewayMachine(RuleBasedStateMachine):
             if state == "PROVIDER_INTENT" and record.claim_id is None:
                 self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
                                         evidence=self._evidence(ref, record, verdict, fenced), now=now))
-            elif verdict != "SETTLED":
+            elif verdict != "SETTLED" or not fenced:
                 # evidence that must not decide: UNKNOWN, caller-asserted, another journal's, a foreign payment
-                good = self._evidence(ref, record, verdict, fenced)
-                bent = {"FAILED": {"verdict": "UNKNOWN"} if fenced else
-                        {"evidence_class": "CALLER_ASSERTED", "independent_verification": False},
+                good = self._evidence(ref, record, "FAILED", True)
+                bent = {"FAILED": {"verdict": "UNKNOWN"},
+                        "SETTLED": {"evidence_class": "CALLER_ASSERTED", "independent_verification": False},
                         "NOT_SUBMITTED": {"operation_identity": "f" * 64} if fenced else
                         {"payment_reference": "pi_foreign", "verdict": "SETTLED"}}[verdict]
                 self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
