@@ -9,7 +9,7 @@ environment; an unknown name is a usage error:
     FENCECHECK_DERANDOMIZE=1 .venv/bin/python -m pytest stateful_tests      # any profile, derandomized
 
 Each test process writes the transitions its machines exercised to
-`artifacts/coverage/<system>-transitions-<worker>.json` (`journal`, `lantern`; `gw0`, `gw1`, ... under
+`artifacts/coverage/<system>-transitions-<worker>.json` (`journal`, `lantern`, `gateway`; `gw0`, `gw1`, ... under
 xdist, else `main`).
 """
 
@@ -25,7 +25,8 @@ from fencecheck.plugins import SYSTEM_NAMES
 from fencecheck.systems import ENV_SYSTEM, check_configured, reference_run
 
 HERE = Path(__file__).parent
-MACHINE_MODULES = ("journal_machine.py", "lantern_machine.py")  # test modules whose names do not match test_*.py
+# test modules whose names do not match test_*.py
+MACHINE_MODULES = ("journal_machine.py", "lantern_machine.py", "gateway_machine.py")
 
 def _coverage_dir(config: pytest.Config) -> Path:
     return config.rootpath / "artifacts" / "coverage"

@@ -8,12 +8,10 @@ Firestore client returns (its datetime subclass) to plain values, so documents c
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
-import attrs
-
+from fencecheck.plugins.gateway import call_arguments
 from model.gateway import (
     ApplyEvidence,
     Begin,
@@ -28,56 +26,26 @@ from model.gateway import (
 )
 from model.gateway.invariants import typed_document
 
-FUNCTIONS = {
-    Begin: ("begin_gateway_journal", "begin"),
-    Get: ("get_gateway_journal", "get"),
-    ClaimConsume: ("claim_consume_intent", "claim"),
-    RecordConsume: ("record_consume_response", "record_consume"),
-    TakeProviderIntent: ("take_provider_intent", "take_provider_intent"),
-    ReportSubmission: ("report_provider_submission", "report"),
-    TakeReconcileLease: ("take_reconcile_lease", "take_reconcile_lease"),
-    ApplyEvidence: ("apply_settlement_evidence", "apply_evidence"),
-    ManualTerminal: ("record_manual_terminal", "manual_terminal"),
-    CloseWindow: ("close_submission_window", "close_window"),
+# the decide operation each model operation stands for (the public function's name is the plug-in's)
+DECIDE_NAMES = {
+    Begin: "begin",
+    Get: "get",
+    ClaimConsume: "claim",
+    RecordConsume: "record_consume",
+    TakeProviderIntent: "take_provider_intent",
+    ReportSubmission: "report",
+    TakeReconcileLease: "take_reconcile_lease",
+    ApplyEvidence: "apply_evidence",
+    ManualTerminal: "manual_terminal",
+    CloseWindow: "close_window",
 }
 
 
 def reference_call(op: Any) -> tuple[str, str, dict[str, Any]]:
-    """(public function name, decide operation name, keyword arguments without db and clock)."""
-    ref = op.journal
-    kwargs: dict[str, Any] = {
-        "namespace": ref.namespace_id,
-        "consistency": ref.consistency,
-        "gateway_binding_id": ref.gateway_binding_id,
-        "operation_id": ref.operation_id,
-        "provider": ref.provider,
-        "request": json.loads(ref.request),
-        "provider_input": json.loads(ref.provider_input),
-        "region": op.region,
-    }
-    if hasattr(op, "lease_id"):
-        kwargs["lease_id"] = op.lease_id
-    if hasattr(op, "expected_fence_epoch"):
-        kwargs["expected_fence_epoch"] = op.expected_fence_epoch
-    if isinstance(op, RecordConsume):
-        kwargs["answer"] = attrs.asdict(op.answer)
-    elif isinstance(op, ReportSubmission):
-        kwargs.update(
-            claim_id=op.claim_id,
-            provider_submission_id=op.provider_submission_id,
-            payment_reference=op.payment_reference,
-            caller_outcome=op.caller_outcome,
-        )
-    elif isinstance(op, ApplyEvidence):
-        kwargs["evidence"] = attrs.asdict(op.evidence)
-    elif isinstance(op, ManualTerminal):
-        kwargs.update(
-            processor_result=op.processor_result,
-            claimed_independent_verification=op.claimed_independent_verification,
-            submission_fenced=op.submission_fenced,
-        )
-    public, operation = FUNCTIONS[type(op)]
-    return public, operation, kwargs
+    """(public function name, decide operation name, keyword arguments without db and clock): the plug-in's
+    call (fencecheck.plugins.gateway.call_arguments) plus the name of the decision it makes."""
+    public, kwargs = call_arguments(op)
+    return public, DECIDE_NAMES[type(op)], kwargs
 
 
 def plain(value: Any) -> Any:

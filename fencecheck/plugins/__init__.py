@@ -16,6 +16,7 @@ from fencecheck.plugin import SystemPlugin
 REGISTRY: dict[str, str] = {
     "journal": "fencecheck.plugins.journal:JOURNAL",
     "lantern": "fencecheck.plugins.lantern:LANTERN",
+    "gateway": "fencecheck.plugins.gateway:GATEWAY",
 }
 
 SYSTEM_NAMES = tuple(REGISTRY)

@@ -8,7 +8,8 @@ documents alone.
 
 from .constants import MAX_FENCE, MAX_REVISION, SETTLEMENT_WINDOW_MS, floor_ms, ms_time
 from .describe import describe_op, describe_state
-from .documents import EVENT_FIELDS, RECORD_FIELDS, documents, record_documents
+from .documents import EVENT_FIELDS, RECORD_FIELDS, documents, record_documents, stored_documents
+from .faults import FAULT_KINDS, InjectFault, fault_applies
 from .invariants import Violation, history_violations, invariant_violations
 from .ops import (
     ApplyEvidence,
@@ -35,6 +36,7 @@ from .transitions import EDGES, TRANSITION_IDS, TRANSITIONS, TRANSITIONS_BY_ID, 
 __all__ = [
     "EDGES",
     "EVENT_FIELDS",
+    "FAULT_KINDS",
     "MAX_FENCE",
     "MAX_REVISION",
     "OUTPUT_KEYS",
@@ -53,6 +55,7 @@ __all__ = [
     "GatewayState",
     "Get",
     "HostedAnswer",
+    "InjectFault",
     "Journal",
     "JournalRef",
     "ManualTerminal",
@@ -67,6 +70,7 @@ __all__ = [
     "describe_op",
     "describe_state",
     "documents",
+    "fault_applies",
     "floor_ms",
     "history_violations",
     "invariant_violations",
@@ -74,5 +78,6 @@ __all__ = [
     "owner_fingerprint_of",
     "record_documents",
     "step",
+    "stored_documents",
     "timestamp_parts",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from .constants import ms_time
+from .faults import InjectFault
 from .ops import OPERATION_NAMES, ApplyEvidence, ManualTerminal, RecordConsume, ReportSubmission, _Leased
 from .state import GatewayState, Journal
 
@@ -29,6 +30,8 @@ def _ms(value: int | None, epoch: datetime | None) -> str:
 
 def describe_op(op, *, epoch: datetime | None = None) -> str:
     ref = op.journal
+    if isinstance(op, InjectFault):
+        return f"fault({op.kind} j={ref.journal_key[:8]} ns={ref.namespace_id})"
     parts = [f"j={ref.journal_key[:8]}", f"ns={ref.namespace_id}", f"id={ref.operation_identity[:8]}"]
     if ref.consistency != "GLOBAL_SHARED_LINEARIZABLE":
         parts.append(f"consistency={ref.consistency}")

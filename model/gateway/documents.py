@@ -9,7 +9,7 @@ import attrs
 
 from .constants import SCHEMA_VERSION
 from .identity import event_path, record_path
-from .state import Event, GatewayState, Journal
+from .state import CorruptRecord, Event, GatewayState, Journal
 
 RECORD_FIELDS: tuple[str, ...] = ("schema_version", *(f.name for f in attrs.fields(Journal) if f.name != "events"))
 EVENT_FIELDS: tuple[str, ...] = (
@@ -35,9 +35,15 @@ def record_documents(journal: Journal) -> dict[str, dict[str, Any]]:
 
 
 def documents(state: GatewayState) -> dict[str, dict[str, Any]]:
-    """Every stored document of a state (corrupt records have none until the fault step exists)."""
+    """Every stored document of a state (a corrupt record's are its damaged documents, as stored)."""
     out: dict[str, dict[str, Any]] = {}
     for _key, record in state.records:
-        if isinstance(record, Journal):
-            out.update(record_documents(record))
+        out.update(stored_documents(record))
     return out
+
+
+def stored_documents(record: Journal | CorruptRecord) -> dict[str, dict[str, Any]]:
+    """The documents of one record: a journal's record and events, or a corrupt record's damaged documents."""
+    if isinstance(record, Journal):
+        return record_documents(record)
+    return {path: dict(fields) for path, fields in record.docs}

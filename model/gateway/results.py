@@ -58,6 +58,11 @@ class Result:
     data: tuple[tuple[str, Any], ...] = ()  # the extra output keys, in output order
 
     @property
+    def ok(self) -> bool:
+        """An output, not an error (nor a fault, which answers nothing)."""
+        return self.outcome is not None
+
+    @property
     def output(self) -> dict[str, Any] | None:
         """The output's JSON, or None for an error."""
         if self.outcome is None:

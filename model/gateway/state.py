@@ -103,10 +103,12 @@ class Journal:
 
 @attrs.frozen(cache_hash=True)
 class CorruptRecord:
-    """Stored documents that are not a record of this contract (only a harness fault makes one): every
-    call on that key answers `unrecognized_record`. Its documents belong to the fault step (not built yet)."""
+    """Stored documents that are not a record of this contract (only a harness fault makes one, `faults.py`):
+    every call on that key answers `unrecognized_record` and writes nothing. `docs` are the damaged documents
+    exactly as stored: ((path, ((field, value), ...)), ...)."""
 
     label: str
+    docs: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
 
     corrupt = True
 

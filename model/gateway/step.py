@@ -12,6 +12,7 @@ import attrs
 
 from . import constants as c
 from .constants import floor_ms, ms_time
+from .faults import InjectFault, apply_fault
 from .ops import (
     ApplyEvidence,
     Begin,
@@ -274,6 +275,7 @@ _HANDLERS = {
     ApplyEvidence: apply_evidence,
     ManualTerminal: manual_terminal,
     CloseWindow: close_window,
+    InjectFault: apply_fault,
 }
 
 

@@ -17,7 +17,7 @@ _TERMINAL = (c.COMMIT, c.RELEASE)
 @attrs.frozen
 class Transition:
     id: str
-    operation: str  # any | begin | get | claim | rcr | tpi | rps | trl | ase | mt | csw
+    operation: str  # any | begin | get | claim | rcr | tpi | rps | trl | ase | mt | csw | fault
     from_state: str
     condition: str
     outcome: str  # output outcome or error code
@@ -268,6 +268,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     _r("csw.open", c.CONSUMED, "deadline not elapsed", c.WINDOW_OPEN),
     _r("csw.retry", c.SWC, "already closed", c.WINDOW_CLOSED),
     _r("csw.other", "other", "before CONSUMED (no deadline) or after provider ownership (never closes)", c.OBSERVED),
+    # harness faults (faults.py): damaged documents, not calls; reachable only by injection
+    Transition("fault.injected", "fault", "stored", "a record's documents damaged (no event)", "", False, False),
+    Transition("fault.not_applicable", "fault", "any", "no well-formed record to damage: no change", "", False, False),
 )
 
 TRANSITION_IDS: frozenset[str] = frozenset(row.id for row in TRANSITIONS)

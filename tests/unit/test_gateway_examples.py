@@ -338,8 +338,13 @@ def test_invariants_catch_a_second_namespace_and_a_regressed_fence():
 
 
 def test_table_shape():
-    assert len(TRANSITIONS) == 78
-    assert {row.id for row in TRANSITIONS if not row.reachable} == {"any.corrupt", "any.overflow"}
+    assert len(TRANSITIONS) == 80  # the contract's 78 and the two harness fault rows
+    assert {row.id for row in TRANSITIONS if not row.reachable} == {
+        "any.corrupt",
+        "any.overflow",
+        "fault.injected",
+        "fault.not_applicable",
+    }
     assert len(RECORD_FIELDS) == 40 and len(EVENT_FIELDS) == 13
     assert all(row.writes == bool(row.edges) for row in TRANSITIONS)
     assert {edge[1] for edge in EDGES} >= {"journal_begun", "consume_intent_claimed", "manual_released"}
@@ -348,9 +353,9 @@ def test_table_shape():
 def test_every_row_id_is_produced_by_exactly_one_branch_of_step():
     source = "".join(
         (Path(__file__).parents[2] / "model" / "gateway" / name).read_text()
-        for name in ("step.py", "settle.py", "writes.py")
+        for name in ("step.py", "settle.py", "writes.py", "faults.py")
     )
-    literals = re.findall(r'"((?:any|begin|get|claim|rcr|tpi|rps|trl|ase|mt|csw)\.[a-z_.]+)"', source)
+    literals = re.findall(r'"((?:any|begin|get|claim|rcr|tpi|rps|trl|ase|mt|csw|fault)\.[a-z_.]+)"', source)
     assert sorted(literals) == sorted(row.id for row in TRANSITIONS)
 
 

@@ -1,6 +1,7 @@
-"""The two plug-ins (fencecheck/plugins) keep the interface's promises, checked without an emulator:
+"""The journal and lantern plug-ins (fencecheck/plugins) keep the interface's promises, checked without an emulator:
 operations round-trip through their JSON, partitions restrict and merge states, the error of an
-implementation is told from anything else, and an unknown system or spec is a clear error."""
+implementation is told from anything else, and an unknown system or spec is a clear error. (The gateway's:
+tests/unit/test_gateway_plugin.py.)"""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ LANTERN_OPS = (
 
 
 def test_every_system_is_found_by_name_and_an_unknown_one_is_a_clear_error():
-    assert [plugin(name).name for name in SYSTEM_NAMES] == ["journal", "lantern"]
-    with pytest.raises(SystemNotFoundError, match="expected one of journal, lantern"):
+    assert [plugin(name).name for name in SYSTEM_NAMES] == ["journal", "lantern", "gateway"]
+    with pytest.raises(SystemNotFoundError, match="expected one of journal, lantern, gateway"):
         plugin("ledger")
 
 

@@ -1,0 +1,588 @@
+"""Lockstep state machine of the gateway journal (docs/gateway-contract.md): every rule applies one
+`model.gateway` operation to the pure model and to the implementation on the Firestore emulator through
+`fencecheck.lockstep` with the GATEWAY plug-in, which reads back the operation's journal after every step
+(record, first event, the event after the highest, every path known there) and the whole project every 16
+operations and at the end of every example, and compares exactly (types, update times of unchanged
+documents).
+
+Journals and granted leases are Bundles. A journal is one of a few JournalRefs (two providers, one never
+begun), so `journal_not_begun`, a second `begin` and, through a changed provider input or an undeclared
+namespace, `binding_conflict` and `namespace_not_linearizable` all come up. A lease in its Bundle is what a
+worker was granted (journal, lease id, fence, kind), so a stale worker (lower fence, another kind of lease)
+keeps calling after a takeover. Simulated hosted answers and evidence are drawn relative to the stored
+record (transitioned at the claim, at the clock, before the claim, in the future; a wrong idempotency key or
+deadline; verified or caller-asserted, of either provider, with the stored, no or a foreign reference).
+
+The trusted clock is the machine's `clock`, moved only by rules: steps from 1 us to an hour (a lease's
+length and the 15-minute settlement window among them), and exactly onto a journal's lease expiry or its
+settlement deadline, 1 us before or 1 us after (which can move the clock back: later readings are then
+earlier than stored times, `any.clock_earlier`). Lost responses are the last call made again after a gap;
+a rejected commit (`commit_fails`) is followed by the caller's retry or not. Faults (`InjectFault`: six
+kinds of damaged documents) come at most one every FAULT_SPACING operations; every later call on that
+journal must answer `unrecognized_record` and write nothing.
+
+G-INV-1..12 are checked after every step on the model's documents of every undamaged journal: the lockstep
+has just checked that the stored documents equal them exactly, so this is the invariant check of what is
+stored, without another read.
+
+Collected by `stateful_tests/conftest.py` (the file name does not match `test_*.py`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar, NamedTuple
+
+import attrs
+from hypothesis import event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, precondition, rule
+
+from fencecheck import coverage, hypothesis_profiles
+from fencecheck.lockstep import Lockstep
+from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
+from fencecheck.systems import configured_implementation
+from model.gateway import (
+    FAULT_KINDS,
+    SETTLEMENT_WINDOW_MS,
+    ApplyEvidence,
+    Begin,
+    ClaimConsume,
+    CloseWindow,
+    Evidence,
+    Get,
+    HostedAnswer,
+    InjectFault,
+    Journal,
+    JournalRef,
+    ManualTerminal,
+    RecordConsume,
+    ReportSubmission,
+    TakeProviderIntent,
+    TakeReconcileLease,
+    floor_ms,
+    invariant_violations,
+    ms_time,
+    owner_fingerprint_of,
+    record_documents,
+)
+from stateful_tests import gateway_counterexamples
+from stateful_tests.machine_runner import BoundToEmulator, end_example
+
+BUDGETS: dict[str, dict[str, int]] = {
+    "ci": {"max_examples": 40, "stateful_step_count": 50},
+    "gate": {"max_examples": 40, "stateful_step_count": 50},
+    "thorough": {"max_examples": 300, "stateful_step_count": 100},
+}
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+US = timedelta(microseconds=1)
+NAMESPACE = "gw-prod"
+STRIPE = JournalRef(NAMESPACE, "merchant-binding-1", "0f8fad5b-d9cb-469f-a165-70867728950e", "stripe_payment_intent",
+                    '{"amount":1200,"currency":"usd"}', '{"payment_method":"pm_card_visa"}')
+X402 = attrs.evolve(STRIPE, operation_id="16fd2706-8baf-433b-82eb-8c7fada847da", provider="x402",
+                    provider_input='{"asset":"usdc","network":"base"}')
+NEVER_BEGUN = attrs.evolve(STRIPE, operation_id="2c1a7f3e-5b6d-4e8f-9a0b-1c2d3e4f5a6b")
+# The same operation id bound to another provider input, and a namespace not declared linearizable.
+CHANGED = {"input": lambda ref: attrs.evolve(ref, provider_input='{"payment_method":"pm_card_mastercard"}'),
+           "undeclared": lambda ref: attrs.evolve(ref, consistency="PER_REGION")}
+WORKERS = ("7c9e6679-7425-40de-944b-e07fc1f90ae7", "886313e1-3b8a-4372-9b90-0c9aee199e5d",
+           "9b2b5d1e-3f4a-4c6d-8e7f-a1b2c3d4e5f6")
+REGIONS = ("us-east", "eu-west")
+ADVANCES = (US, timedelta(milliseconds=1), timedelta(seconds=1), timedelta(seconds=10), timedelta(seconds=30),
+            timedelta(seconds=60), timedelta(seconds=120), timedelta(minutes=15), timedelta(hours=1))
+EDGES = {"exactly": timedelta(0), "one_microsecond_before": -US, "one_microsecond_after": US}
+ADVANCE_RULES = 8
+TWISTS = ("straight", "straight", "straight", "wrong", "late")
+WHO = ("bundle", "current", "current")  # a lease from the Bundle, or the journal's current holder
+RETRY_GAPS = (timedelta(0), US, timedelta(seconds=1), timedelta(minutes=1))
+RECEIPT = "c" * 64
+VERIFIED = {"stripe_payment_intent": "PROVIDER_API_VERIFIED", "x402": "CHAIN_FINALIZED"}
+FAULT_SPACING = 8
+FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+
+workers = st.sampled_from(WORKERS)
+regions = st.sampled_from(REGIONS)
+
+
+class Lease(NamedTuple):
+    """What a worker was granted: its journal, its lease id, the fence and the lease's kind."""
+
+    journal: JournalRef
+    lease_id: str
+    fence: int
+    kind: str  # consume | provider | reconcile
+
+
+class InvariantViolated(AssertionError):
+    """The stored documents (equal to the model's) break G-INV-1..12."""
+
+
+def machine_settings() -> settings:
+    budget = BUDGETS.get(hypothesis_profiles.selected_name(), {})
+    return settings(hypothesis_profiles.machine_settings(), **budget)
+
+
+class GatewayMachine(RuleBasedStateMachine):
+    """Model and implementation in lockstep over the ten gateway calls, a trusted clock placed at every
+    lease expiry and at the settlement deadline, lost responses, rejected commits and damaged documents."""
+
+    emulator: ClassVar[Any] = None
+    project_id: ClassVar[str | None] = None
+    db: ClassVar[Any] = None
+    plugin: ClassVar[SystemPlugin] = GATEWAY
+    system: ClassVar[GatewaySystem] = configured_implementation(GATEWAY)
+    last_program: ClassVar[list] = []
+    final_programs: ClassVar[list] = []
+    run_counts: ClassVar[Any] = None
+    examples_run: ClassVar[int] = 0
+
+    journals = Bundle("journals")
+    leases = Bundle("leases")
+
+    def __init__(self) -> None:
+        super().__init__()
+        if self.db is None:
+            raise RuntimeError(f"{type(self).__name__} is not bound to an emulator project (run it via its TestCase)")
+        self.lockstep = Lockstep(self.db, plugin=GATEWAY, system=self.system, epoch=T0,
+                                 coverage=coverage.PROCESS_COUNTS["gateway"])
+        type(self).examples_run += 1
+        self.clock = T0
+        self.last_call: Any = None
+        self.last_fault_at = -FAULT_SPACING
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _run(self, op):
+        result = self.lockstep.run(op)
+        event(result.transition)
+        if not GATEWAY.is_fault(op):
+            self.last_call = op
+        return result
+
+    def _record(self, ref: JournalRef) -> Journal | None:
+        record = self.lockstep.state.get((ref.namespace_id, ref.journal_key))
+        return record if isinstance(record, Journal) else None
+
+    def _granted(self, op, result, kind: str) -> Any:
+        """The lease a grant answered (a new fence: one the Bundle does not hold yet), else nothing."""
+        out = result.output
+        # refused, a holder's retry (its lease is in the Bundle already), or a write that grants nothing
+        if out is None or not result.wrote or "fence_epoch" not in out:
+            return multiple()
+        return Lease(op.journal, op.lease_id, out["fence_epoch"], kind)
+
+    def _who(self, lease: Lease, who: str) -> Lease:
+        """`lease` as drawn from the Bundle (perhaps stale), or the current holder of its journal's lease at the
+        stored fence (most calls: a worker acts on what it holds)."""
+        record = self._record(lease.journal)
+        if who == "bundle" or record is None or record.lease_kind is None:
+            return lease
+        holder = self._holder(record)
+        if holder is None:
+            return lease
+        return Lease(lease.journal, holder, record.fence_epoch, record.lease_kind)
+
+    def _fault_allowed(self) -> bool:
+        return len(self.lockstep.ops) - self.last_fault_at >= FAULT_SPACING
+
+    # --- journals --------------------------------------------------------------------------------
+
+    @initialize(target=journals, ref=st.sampled_from((STRIPE, X402)))
+    def first_journal(self, ref):
+        self._run(Begin(journal=ref, now=self.clock))
+        return ref
+
+    @rule(target=journals, ref=st.sampled_from((STRIPE, X402, NEVER_BEGUN)), begin=st.booleans(), region=regions)
+    def journal(self, ref, begin, region):
+        """A journal to call (begun now, or left for later calls to find it not begun)."""
+        if begin:
+            self._run(Begin(journal=ref, region=region, now=self.clock))
+        return ref
+
+    @rule(ref=journals, change=st.sampled_from(tuple(CHANGED)), kind=st.sampled_from(("begin", "get", "claim")))
+    def changed_binding(self, ref, change, kind):
+        """The operation id with another provider input (binding_conflict), or an undeclared namespace."""
+        other = CHANGED[change](ref)
+        if kind == "begin":
+            self._run(Begin(journal=other, now=self.clock))
+        elif kind == "get":
+            self._run(Get(journal=other, now=self.clock))
+        else:
+            self._run(ClaimConsume(journal=other, lease_id=WORKERS[0], now=self.clock))
+
+    @rule(ref=journals, region=regions)
+    def get(self, ref, region):
+        self._run(Get(journal=ref, region=region, now=self.clock))
+
+    # --- consume ---------------------------------------------------------------------------------
+
+    @rule(target=leases, ref=journals, worker=workers, region=regions)
+    def claim(self, ref, worker, region):
+        """The consume election: first claim, the holder's retry, another worker pending, recovery at expiry."""
+        op = ClaimConsume(journal=ref, lease_id=worker, region=region, now=self.clock)
+        return self._granted(op, self._run(op), "consume")
+
+    @rule(lease=leases, who=st.sampled_from(WHO), kind=st.sampled_from(("FRESH", "FRESH", "IDEMPOTENT_CONSUMED",
+                                                                     "OTHER_STATE")),
+          at=st.sampled_from(("intent", "intent", "now", "before_intent", "future")),
+          bend=st.sampled_from(("none", "none", "none", "key", "deadline", "fence")),
+          permit=st.sampled_from(("permit-1", "permit-2")))
+    def record_consume(self, lease, who, kind, at, bend, permit):
+        """The hosted CONSUME answer, bound (or not) to the journal's key, identity and claim window."""
+        lease = self._who(lease, who)
+        ref, now = lease.journal, self.clock
+        record = self._record(ref)
+        intent = record.consume_intent_at if record is not None and record.consume_intent_at is not None else now
+        ms = {"intent": floor_ms(intent), "now": floor_ms(now), "before_intent": floor_ms(intent) - 1,
+              "future": floor_ms(now) + 1}[at]
+        fields: dict[str, Any] = {"idempotency_key": ref.consume_idempotency_key,
+                                  "operation_identity": ref.operation_identity}
+        if kind == "OTHER_STATE":
+            fields["hosted_state"] = "EXPIRED"
+        else:
+            fields.update(transition_id=f"tr-{permit}", permit_id=permit, permit_digest="d" * 64, transitioned_at=ms,
+                          settlement_deadline_at=ms + SETTLEMENT_WINDOW_MS + (1 if bend == "deadline" else 0))
+        if bend == "key":
+            fields["idempotency_key"] = "e" * 64
+        answer = HostedAnswer(kind, **fields)
+        fence = lease.fence + (1 if bend == "fence" else 0)
+        self._run(RecordConsume(journal=ref, lease_id=lease.lease_id, expected_fence_epoch=fence, answer=answer,
+                                now=now))
+
+    # --- provider --------------------------------------------------------------------------------
+
+    @rule(target=leases, ref=journals, worker=workers)
+    def take_provider_intent(self, ref, worker):
+        op = TakeProviderIntent(journal=ref, lease_id=worker, now=self.clock)
+        return self._granted(op, self._run(op), "provider")
+
+    @rule(lease=leases, who=st.sampled_from(WHO), claim=st.sampled_from(("claim-1", "claim-1", "claim-2")),
+          outcome=st.sampled_from(("succeeded", "failed", "pending", "unknown")),
+          reference=st.sampled_from(("pi_1", "pi_1", "pi_2")))
+    def report(self, lease, who, claim, outcome, reference):
+        """The provider owner's caller-asserted report (a different one for the same lease: report_conflict)."""
+        lease = self._who(lease, who)
+        self._run(ReportSubmission(journal=lease.journal, lease_id=lease.lease_id, expected_fence_epoch=lease.fence,
+                                   claim_id=claim, provider_submission_id=f"sub-{claim}", payment_reference=reference,
+                                   caller_outcome=outcome, now=self.clock))
+
+    # --- reconciliation and settlement -------------------------------------------------------------
+
+    @rule(target=leases, ref=journals, worker=workers)
+    def take_reconcile_lease(self, ref, worker):
+        op = TakeReconcileLease(journal=ref, lease_id=worker, now=self.clock)
+        return self._granted(op, self._run(op), "reconcile")
+
+    @rule(lease=leases, who=st.sampled_from(WHO),
+          verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED", "PENDING", "UNKNOWN", "CONFLICTING")),
+          evidence_class=st.sampled_from(("verified", "verified", "verified", "caller", "other_provider")),
+          verified=st.sampled_from((True, True, True, False)), fenced=st.booleans(),
+          reference=st.sampled_from(("stored", "stored", "none", "foreign")),
+          receipt=st.sampled_from(("fits", "fits", "fits", "always", "never")),
+          identity=st.sampled_from((True, True, True, True, False)))
+    def apply_evidence(self, lease, who, verdict, evidence_class, verified, fenced, reference, receipt, identity):
+        """Settlement evidence from reconciliation or the provider: decisive only when exact and verified."""
+        lease = self._who(lease, who)
+        ref = lease.journal
+        record = self._record(ref)
+        own = VERIFIED[ref.provider]
+        cls = {"verified": own, "caller": "CALLER_ASSERTED",
+               "other_provider": next(v for v in VERIFIED.values() if v != own)}[evidence_class]
+        stored = record.payment_reference if record is not None else None
+        if reference == "stored":
+            payment = None if verdict == "NOT_SUBMITTED" else (stored or "pi_1")
+        else:
+            payment = None if reference == "none" else "pi_foreign"
+        if receipt == "fits":
+            # a receipt where the decision is terminal (what a correct caller sends)
+            owner_path = record is not None and record.state == "PROVIDER_INTENT"
+            terminal = verdict == "SETTLED" or (verdict in ("FAILED", "NOT_SUBMITTED") and (owner_path or (
+                fenced and record is not None and self.clock < _deadline(record))))
+            has_receipt = terminal
+        else:
+            has_receipt = receipt == "always"
+        evidence = Evidence(cls, verified, verdict, ref.operation_identity if identity else "f" * 64, payment, fenced,
+                            RECEIPT if has_receipt else None)
+        self._run(ApplyEvidence(journal=ref, lease_id=lease.lease_id, expected_fence_epoch=lease.fence,
+                                evidence=evidence, now=self.clock))
+
+    @rule(ref=journals, result=st.sampled_from(("COMMIT", "RELEASE")), claimed=st.booleans(), fenced=st.booleans())
+    def manual_terminal(self, ref, result, claimed, fenced):
+        """The direct processor path: always caller-asserted, whatever the caller claims about verification."""
+        self._run(ManualTerminal(journal=ref, processor_result=result, claimed_independent_verification=claimed,
+                                 submission_fenced=fenced, now=self.clock))
+
+    @rule(ref=journals)
+    def close_window(self, ref):
+        self._run(CloseWindow(journal=ref, now=self.clock))
+
+    # --- the happy path, one step at a time --------------------------------------------------------
+
+    def _holder(self, record: Journal) -> str | None:
+        """The worker holding (or last holding) the record's lease."""
+        fingerprint = record.lease_owner_fingerprint
+        return next((w for w in WORKERS if owner_fingerprint_of(record.journal_key, w) == fingerprint), None)
+
+    def _advance(self, ref: JournalRef, worker: str, verdict: str, fenced: bool, twist: str) -> Any:
+        """The next call on this journal, chosen from its stored state, so that deep states (provider intent,
+        reconciliation, terminals) come within a few rules. `straight`: what a correct worker does next (the
+        holder, where there is one); `wrong`: a call that state must refuse or observe; `late`: the clock first
+        moves to where the state's next boundary is (a lease expiry, the deadline). Returns a granted lease."""
+        record = self._record(ref)
+        if record is None:
+            self._run(Begin(journal=ref, now=self.clock))
+            return multiple()
+        state, holder = record.state, self._holder(record) or worker
+        held = record.lease_expires_at is not None and self.clock < record.lease_expires_at
+        if twist == "late":
+            if state == "CONSUME_INTENT" and held and verdict == "NOT_SUBMITTED":
+                # the response is lost for the whole window: a recovery's replay finds it closed
+                self.clock = max(self.clock, record.consume_intent_at + timedelta(milliseconds=SETTLEMENT_WINDOW_MS))
+                return multiple()
+            if state == "PROVIDER_INTENT" and held and fenced:
+                # the owner goes silent until exactly the deadline (its lease ends there at the latest): the
+                # processor's manual terminal comes at the deadline, where a release must be refused
+                self.clock = max(self.clock, _deadline(record))
+                self._run(ManualTerminal(journal=ref, processor_result="COMMIT" if verdict == "SETTLED" else
+                                         "RELEASE", claimed_independent_verification=False, submission_fenced=True,
+                                         now=self.clock))
+                return multiple()
+            if state in ("CONSUME_INTENT", "PROVIDER_INTENT", "RECONCILE_INTENT") and held:
+                # exactly at the expiry (expired): the next worker's takeover, at equality
+                self.clock, held, twist = record.lease_expires_at, False, "straight"
+            elif state in ("CONSUMED", "PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN"):
+                self.clock = max(self.clock, _deadline(record))  # exactly at the deadline (or later): elapsed
+                if state != "CONSUMED":  # a manual terminal at the deadline (a release there is refused)
+                    self._run(ManualTerminal(journal=ref, processor_result="COMMIT" if verdict == "SETTLED" else
+                                             "RELEASE", claimed_independent_verification=fenced,
+                                             submission_fenced=fenced, now=self.clock))
+                    return multiple()
+            elif self.last_call is not None and self.last_call.journal == ref:
+                self._run(attrs.evolve(self.last_call, now=self.clock))  # the answer was lost: the same call again
+                return multiple()
+        now = self.clock
+        if state == "CONSUME_INTENT" and not held and twist == "wrong":
+            self._run(RecordConsume(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                    answer=self._hosted(ref, record, "FRESH"), now=now))  # too late: rejected
+            return multiple()
+        if state == "PROVIDER_INTENT" and not held and twist == "wrong" and verdict == "SETTLED":
+            self._run(ReportSubmission(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                       claim_id="claim-1", provider_submission_id="sub-1", payment_reference="pi_1",
+                                       caller_outcome="succeeded", now=now))  # too late: rejected
+            return multiple()
+        if state == "BEGUN" or (state == "CONSUME_INTENT" and not held):
+            op = ClaimConsume(journal=ref, lease_id=worker, now=now)
+            return self._granted(op, self._run(op), "consume")
+        if state == "CONSUME_INTENT":
+            ms = floor_ms(record.consume_intent_at)
+            late = now >= ms_time(ms + SETTLEMENT_WINDOW_MS)  # a recovery after the window: a replay is closed
+            kind = "FRESH" if (twist == "wrong") == late else "IDEMPOTENT_CONSUMED"
+            answer = HostedAnswer(kind, ref.consume_idempotency_key, ref.operation_identity, "CONSUMED", "tr-permit-1",
+                                  "permit-1", "d" * 64, ms, ms + SETTLEMENT_WINDOW_MS)
+            if twist == "wrong" and not late:  # a hosted answer that must not be recorded
+                answer = {"SETTLED": attrs.evolve(answer, idempotency_key="e" * 64),
+                          "FAILED": attrs.evolve(answer, settlement_deadline_at=ms + SETTLEMENT_WINDOW_MS + 1),
+                          "NOT_SUBMITTED": HostedAnswer("OTHER_STATE", ref.consume_idempotency_key,
+                                                        ref.operation_identity, "EXPIRED")}[verdict]
+            self._run(RecordConsume(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                    answer=answer, now=now))
+        elif state == "CONSUMED" and twist == "straight":
+            op = TakeProviderIntent(journal=ref, lease_id=worker, now=now)
+            return self._granted(op, self._run(op), "provider")
+        elif state == "CONSUMED":
+            self._run(CloseWindow(journal=ref, now=now))
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT") and held and twist == "wrong":
+            # the holder (or another worker) asks for the lease it already holds, or applies before reporting
+            if state == "PROVIDER_INTENT" and record.claim_id is None:
+                self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                        evidence=self._evidence(ref, record, verdict, fenced), now=now))
+            elif verdict != "SETTLED" or not fenced:
+                # evidence that must not decide: UNKNOWN, caller-asserted, another journal's, a foreign payment
+                good = self._evidence(ref, record, "FAILED", True)
+                bent = {"FAILED": {"verdict": "UNKNOWN"},
+                        "SETTLED": {"evidence_class": "CALLER_ASSERTED", "independent_verification": False},
+                        "NOT_SUBMITTED": {"operation_identity": "f" * 64} if fenced else
+                        {"payment_reference": "pi_foreign", "verdict": "SETTLED"}}[verdict]
+                self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                        evidence=attrs.evolve(good, **bent), now=now))
+            elif state == "PROVIDER_INTENT":
+                self._run(TakeProviderIntent(journal=ref, lease_id=worker, now=now))
+            else:
+                self._run(TakeReconcileLease(journal=ref, lease_id=worker, now=now))
+        elif state == "PROVIDER_INTENT" and held and record.claim_id is None:
+            self._run(ReportSubmission(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                       claim_id="claim-1", provider_submission_id="sub-1", payment_reference="pi_1",
+                                       caller_outcome="succeeded", now=now))
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT") and held:
+            self._run(ApplyEvidence(journal=ref, lease_id=holder, expected_fence_epoch=record.fence_epoch,
+                                    evidence=self._evidence(ref, record, verdict, fenced), now=now))
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN") and twist == "wrong":
+            result = "COMMIT" if verdict == "SETTLED" else "RELEASE"
+            self._run(ManualTerminal(journal=ref, processor_result=result, claimed_independent_verification=fenced,
+                                     submission_fenced=fenced, now=now))
+        elif state == "PROVIDER_INTENT" and verdict == "NOT_SUBMITTED":
+            self._run(TakeProviderIntent(journal=ref, lease_id=worker, now=now))  # abandoned: never resubmitted
+        elif state == "PROVIDER_INTENT" and verdict == "SETTLED" and fenced:
+            # the processor confirms the abandoned submission by hand, claiming it verified: caller-asserted
+            self._run(ManualTerminal(journal=ref, processor_result="COMMIT", claimed_independent_verification=True,
+                                     submission_fenced=True, now=now))
+        elif state in ("PROVIDER_INTENT", "RECONCILE_INTENT", "OUTCOME_UNKNOWN"):
+            op = TakeReconcileLease(journal=ref, lease_id=worker, now=now)
+            return self._granted(op, self._run(op), "reconcile")
+        elif twist == "wrong":
+            result = "COMMIT" if verdict == "SETTLED" else "RELEASE"
+            self._run(ManualTerminal(journal=ref, processor_result=result, claimed_independent_verification=fenced,
+                                     submission_fenced=fenced, now=now))
+        else:
+            self._run(Get(journal=ref, now=now))
+        return multiple()
+
+    @staticmethod
+    def _hosted(ref: JournalRef, record: Journal, kind: str) -> HostedAnswer:
+        """The hosted answer for the record's claim, transitioned at the claim (a correct answer)."""
+        ms = floor_ms(record.consume_intent_at)
+        return HostedAnswer(kind, ref.consume_idempotency_key, ref.operation_identity, "CONSUMED", "tr-permit-1",
+                            "permit-1", "d" * 64, ms, ms + SETTLEMENT_WINDOW_MS)
+
+    def _evidence(self, ref: JournalRef, record: Journal, verdict: str, fenced: bool) -> Evidence:
+        """Verified evidence for the record as a correct reconciler sends it (a receipt when it decides)."""
+        owner_path = record.state == "PROVIDER_INTENT"
+        if owner_path and verdict == "NOT_SUBMITTED":
+            verdict = "FAILED"  # beside a reported payment reference, NOT_SUBMITTED contradicts it
+        terminal = verdict == "SETTLED" or owner_path or (fenced and self.clock < _deadline(record))
+        payment = None if verdict == "NOT_SUBMITTED" else (record.payment_reference or "pi_1")
+        return Evidence(VERIFIED[ref.provider], True, verdict, ref.operation_identity, payment, fenced,
+                        RECEIPT if terminal else None)
+
+    # --- the trusted clock -----------------------------------------------------------------------
+
+    @rule(step=st.sampled_from(ADVANCES))
+    def advance_clock(self, step):
+        self.clock += step
+
+    @rule(ref=journals, edge=st.sampled_from(tuple(EDGES)))
+    def clock_to_lease_expiry(self, ref, edge):
+        """Exactly at the stored lease's expiry (expired: equality is expired), 1 us before or after it."""
+        record = self._record(ref)
+        if record is not None and record.lease_expires_at is not None:
+            self.clock = record.lease_expires_at + EDGES[edge]
+
+    @rule(ref=journals, edge=st.sampled_from(tuple(EDGES)))
+    def clock_to_deadline(self, ref, edge):
+        """Exactly at the settlement deadline (elapsed), 1 us before or after it."""
+        record = self._record(ref)
+        if record is not None and record.settlement_deadline_at is not None:
+            self.clock = ms_time(record.settlement_deadline_at) + EDGES[edge]
+
+    @rule(ref=journals, worker=workers, kind=st.sampled_from(("claim", "provider", "reconcile", "close")))
+    def earlier_reading(self, ref, worker, kind):
+        """A call handed a reading 1 us before the record's last write (a clock that went back)."""
+        record = self._record(ref)
+        if record is None:
+            return
+        now = record.updated_at - US
+        if kind == "claim":
+            self._run(ClaimConsume(journal=ref, lease_id=worker, now=now))
+        elif kind == "provider":
+            self._run(TakeProviderIntent(journal=ref, lease_id=worker, now=now))
+        elif kind == "reconcile":
+            self._run(TakeReconcileLease(journal=ref, lease_id=worker, now=now))
+        else:
+            self._run(CloseWindow(journal=ref, now=now))
+
+    # --- lost responses and rejected commits -------------------------------------------------------
+
+    @precondition(lambda self: self.last_call is not None)
+    @rule(gap=st.sampled_from(RETRY_GAPS))
+    def retry_last_call(self, gap):
+        """The caller never saw the last answer and makes the same call again after `gap`."""
+        self.clock += gap
+        self._run(attrs.evolve(self.last_call, now=self.clock))
+
+    @rule(ref=journals, worker=workers, kind=st.sampled_from(("begin", "claim", "provider", "reconcile", "close")),
+          retry=st.booleans())
+    def commit_fails(self, ref, worker, kind, retry):
+        """The server rejects the commit (nothing applied); optionally the caller's retry."""
+        make = {
+            "begin": lambda **kw: Begin(journal=ref, **kw),
+            "claim": lambda **kw: ClaimConsume(journal=ref, lease_id=worker, **kw),
+            "provider": lambda **kw: TakeProviderIntent(journal=ref, lease_id=worker, **kw),
+            "reconcile": lambda **kw: TakeReconcileLease(journal=ref, lease_id=worker, **kw),
+            "close": lambda **kw: CloseWindow(journal=ref, **kw),
+        }[kind]
+        self._run(make(now=self.clock, commit_fails=True))
+        if retry:
+            self._run(make(now=self.clock))
+
+    # --- faults ------------------------------------------------------------------------------------
+
+    @precondition(lambda self: self._fault_allowed())
+    @rule(ref=journals, kind=st.sampled_from(FAULT_KINDS), worker=workers)
+    def inject_fault(self, ref, kind, worker):
+        """A broken writer damages the journal's documents; the next call on it must fail closed."""
+        fault = InjectFault(journal=ref, kind=kind)
+        if self._record(ref) is None or not GATEWAY.step(self.lockstep.state, fault)[1].wrote:
+            return
+        self.last_fault_at = len(self.lockstep.ops)
+        self._run(fault)
+        self._run(ClaimConsume(journal=ref, lease_id=worker, now=self.clock))
+
+    # --- invariants and cleanup ------------------------------------------------------------------
+
+    @invariant()
+    def stored_documents_match_model(self):
+        self.lockstep.check_documents()  # a no-op after a step (Lockstep.run read back already)
+
+    @invariant()
+    def stored_documents_keep_the_invariants(self):
+        docs: dict[str, dict[str, Any]] = {}
+        for _key, record in self.lockstep.state.records:
+            if isinstance(record, Journal):
+                docs.update(record_documents(record))
+        violations = invariant_violations(docs, namespace_id=NAMESPACE)
+        if violations:
+            raise InvariantViolated("stored documents break G-INV-1..12:\n"
+                                    + "\n".join(f"  {violation}" for violation in violations)
+                                    + "\nprogram:\n"
+                                    + "\n".join(f"  {i}. {line}" for i, line in enumerate(self.lockstep.program(), 1)))
+
+    def teardown(self):
+        end_example(self)
+
+
+def _advance_rule(copy: int) -> Any:
+    def advance(self, ref, worker, verdict, fenced, twist):
+        return self._advance(ref, worker, verdict, fenced, twist)
+
+    advance.__name__ = advance.__qualname__ = f"advance_journal_{copy}"
+    advance.__doc__ = "The next call on a journal, from its stored state (GatewayMachine._advance)."
+    return rule(target=GatewayMachine.leases, ref=GatewayMachine.journals, worker=workers,
+                verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")), fenced=st.booleans(),
+                twist=st.sampled_from(TWISTS))(advance)
+
+
+# ADVANCE_RULES copies of the same rule: Hypothesis picks rules evenly, and a program must make several advances
+# on one journal to reach reconciliation and the terminals (set before Hypothesis first collects the rules).
+for _copy in range(ADVANCE_RULES):
+    setattr(GatewayMachine, f"advance_journal_{_copy}", _advance_rule(_copy))
+
+
+def _deadline(record: Journal) -> datetime:
+    """The settlement deadline, or the end of time before the hosted transition fixed one."""
+    return ms_time(record.settlement_deadline_at) if record.settlement_deadline_at is not None else FAR_FUTURE
+
+
+class TestGatewayMachine(BoundToEmulator, GatewayMachine.TestCase):
+    """`GatewayMachine.TestCase` with the selected profile's settings and this machine's budget, bound to an
+    emulator project."""
+
+    settings = machine_settings()
+    machine = GatewayMachine
+
+    def runTest(self):
+        with gateway_counterexamples.patched():  # a failure's counterexample file must load (see there)
+            super().runTest()
+
+    runTest.is_hypothesis_test = True
