@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -235,7 +236,8 @@ def counterexample_document(result: CaseResult) -> dict[str, Any]:
 def counterexample_name(result: CaseResult, digest: str) -> str:
     """`parallel-<label>-<id>.json` for the journal's programs (as before other systems had any),
     `parallel-<system>-<label>-<id>.json` for another system's: label is `reference` or the variant's name."""
-    label = result.system.rpartition(":")[2].replace(".", "-")
+    # Only letters, digits, _ and -: a spec may be a command line (`journal:exec:node path/main.js`).
+    label = re.sub(r"[^A-Za-z0-9_]+", "-", result.system.rpartition(":")[2]).strip("-")[:60] or "implementation"
     system = result.program.system
     if system == V1_SYSTEM:
         return f"parallel-{label}-{digest[:10]}.json"

@@ -124,3 +124,10 @@ def test_fencecheck_check_judges_a_lantern_parallel_counterexample(tmp_path):
     saved = check_command.load(path)
     assert saved.kind == "parallel" and saved.plugin is LANTERN and saved.initial_state == state
     assert check(saved.history, plugin=LANTERN, initial_state=saved.initial_state).status == "ok"
+
+
+def test_a_command_line_spec_makes_a_file_name_without_separators(tmp_path):
+    # An exec: spec is a command line: its slashes and spaces must not become directories in the file name.
+    path = save_counterexample(_case("lantern:exec:node some dir/main.js --variant x"), tmp_path)
+    assert path.parent == tmp_path
+    assert path.name.startswith("parallel-lantern-node-some-dir-main-js-variant-x-")
