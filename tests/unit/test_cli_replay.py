@@ -176,6 +176,10 @@ def test_program_system_reads_what_counterexamples_write(tmp_path):
     assert replay.program_system(named) == f"known_bad.journal:{VARIANT}"
     assert replay.program_system(module) == "reference"
     assert replay.program_system(plain) is None
+    spec = "journal:exec:node implementations/node-journal/main.js --variant takeover-keeps-fence"
+    external = write_counterexample(tmp_path / "d", ops, machine="M", system_module=spec, plugin=JOURNAL)
+    assert replay.program_system(external) == spec  # the command line, whole, so a replay starts the same
+    assert f"SYSTEM = JOURNAL.resolve({spec!r})" in external.read_text()
 
 
 # --- rebuilding a race's contest ---------------------------------------------------------------------------
