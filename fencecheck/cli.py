@@ -52,7 +52,8 @@ SUITES = (
 
 # Under --known-bad the catalogues are left out: they run every variant on purpose, and that is not what is asked.
 KNOWN_BAD_CATALOGUES = {
-    "stateful": ("stateful_tests/test_known_bad.py", "stateful_tests/test_lantern_machine_known_bad.py"),
+    "stateful": ("stateful_tests/test_known_bad.py", "stateful_tests/test_lantern_machine_known_bad.py",
+                 "stateful_tests/test_gateway_machine_known_bad.py"),
     "races": ("race_tests/test_lantern_race_known_bad.py",),
     "parallel": ("parallel_tests/test_parallel_known_bad.py", "parallel_tests/test_lantern_parallel_known_bad.py"),
 }

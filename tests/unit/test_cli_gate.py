@@ -115,7 +115,8 @@ def test_known_bad_deselects_the_catalogues_from_the_suites_that_take_the_system
     stateful, races, emulator = (next(s for s in cli.SUITES if s.name == n) for n in ("stateful", "races", "emulator"))
     spec = f"known_bad.journal:{FAST_VARIANT}"
     assert cli.suite_args(stateful, spec) == (*stateful.args, "--ignore=stateful_tests/test_known_bad.py",
-                                              "--ignore=stateful_tests/test_lantern_machine_known_bad.py")
+                                              "--ignore=stateful_tests/test_lantern_machine_known_bad.py",
+                                              "--ignore=stateful_tests/test_gateway_machine_known_bad.py")
     assert cli.suite_args(stateful, None) == stateful.args
     assert cli.suite_args(races, spec) == (*races.args, "--ignore=race_tests/test_lantern_race_known_bad.py")
     assert cli.suite_args(emulator, spec) == emulator.args
