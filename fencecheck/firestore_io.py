@@ -159,3 +159,19 @@ def ensure_sentinel(client: Any) -> None:
     sentinel = client.document(SENTINEL_PATH)
     if not sentinel.get().exists:
         sentinel.set({"commitFailure": True})
+
+
+def replace_documents(db: Any, current: Mapping[str, Stored], docs: Mapping[str, Mapping[str, Any]]) -> None:
+    """Make what `current` read exactly `docs`, in one batch: documents that changed or are new are set, the
+    others of `current` deleted; nothing is committed when nothing differs (a plug-in's `write_partition`)."""
+    batch = db.batch()
+    changes = 0
+    for path in current.keys() - docs.keys():
+        batch.delete(db.document(path))
+        changes += 1
+    for path, doc in docs.items():
+        if path not in current or typed(current[path].data) != typed(doc):
+            batch.set(db.document(path), dict(doc))
+            changes += 1
+    if changes:
+        batch.commit()

@@ -23,7 +23,7 @@ import attrs
 
 import reference.gateway
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.firestore_io import Stored, read_paths, typed
+from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from model.gateway import (
@@ -212,17 +212,7 @@ def write_journal(db: Any, name: str, docs: Mapping[str, Mapping[str, Any]], *,
     """Make one journal's documents exactly `docs` (one batch): a fault's damage. `current`: what the caller
     just read there (else the read set of `docs`' paths is read)."""
     current = read_paths(db, read_set(name, docs.keys())) if current is None else current
-    batch = db.batch()
-    changes = 0
-    for path in current.keys() - docs.keys():
-        batch.delete(db.document(path))
-        changes += 1
-    for path, doc in docs.items():
-        if path not in current or typed(current[path].data) != typed(doc):
-            batch.set(db.document(path), dict(doc))
-            changes += 1
-    if changes:
-        batch.commit()
+    replace_documents(db, current, docs)
 
 
 def _clock_of(op: Any) -> datetime | None:

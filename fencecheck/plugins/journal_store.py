@@ -18,7 +18,14 @@ from typing import Any
 from google.cloud.firestore_v1.base_query import And, FieldFilter, Or
 from google.cloud.firestore_v1.field_path import FieldPath
 
-from fencecheck.firestore_io import Stored, all_documents, prefix_end, stored_of, typed, update_time_of
+from fencecheck.firestore_io import (
+    Stored,
+    all_documents,
+    prefix_end,
+    replace_documents,
+    stored_of,
+    update_time_of,
+)
 from reference.journal.identity import lifecycle_path, root_path
 
 __all__ = ["key_of", "read_key", "read_key_scope", "write_key"]
@@ -84,17 +91,7 @@ def write_key(
     """Store exactly `docs` for one key's scope, atomically: changed or new documents are set, others deleted.
     `current`: what the caller just read of the key (then only its documents are candidates for deletion)."""
     current = read_key_scope(db, key_hash) if current is None else current
-    batch = db.batch()
-    changes = 0
-    for path in current.keys() - docs.keys():
-        batch.delete(db.document(path))
-        changes += 1
-    for path, doc in docs.items():
-        if path not in current or typed(current[path].data) != typed(doc):
-            batch.set(db.document(path), dict(doc))
-            changes += 1
-    if changes:
-        batch.commit()
+    replace_documents(db, current, docs)
 
 
 def nested_paths(db: Any, key_hash: str) -> tuple[str, ...]:
