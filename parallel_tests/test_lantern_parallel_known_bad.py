@@ -13,18 +13,15 @@ not a failure. Each run writes artifacts/parallel/known_bad/<name>.json.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 from hypothesis import Phase
 
-from fencecheck.parallel import FAILS_IN_PREFIX, parallel_settings
+from fencecheck.parallel import parallel_settings
 from fencecheck.plugins import plugin
-from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
 from known_bad.crashing import lantern_name_error
 from known_bad.lantern import variant
-from parallel_tests.conftest import LANTERN_VARIANTS, artifacts_dir, counterexamples_dir, lantern_budget
-from parallel_tests.test_parallel_known_bad import KnownBadWarning, judge_parallel_variant
+from parallel_tests.conftest import LANTERN_VARIANTS, counterexamples_dir, lantern_budget
+from parallel_tests.test_parallel_known_bad import catch_parallel_variant, judge_parallel_variant
 
 LANTERN = plugin("lantern")
 
@@ -34,31 +31,15 @@ def test_concurrent_lantern_variant_is_caught(name, projects, repeat, emulator, 
     v = variant(name)
     config = request.config
     budget = lantern_budget()
-    try:
-        judged = judge_parallel_variant(
+    catch_parallel_variant(
+        lambda: judge_parallel_variant(
             LANTERN.resolve(v.system_spec), system=LANTERN, budget=budget, projects=projects, emulator=emulator,
             repeat=repeat, run_settings=parallel_settings(budget=budget, database=None,
                                                           max_examples=budget.known_bad_examples),
             counterexamples=counterexamples_dir(config), root=config.rootpath,
-        )
-    except Exception:
-        write_parallel_variant(artifacts_dir(config), ParallelVariant(
-            name=name, rule=v.rule, status="error", failing_property=request.node.nodeid, plugin=LANTERN.name))
-        raise  # the harness crashed: not a detection
-    verdict = judged.verdict
-    write_parallel_variant(artifacts_dir(config), ParallelVariant(
-        name=name, rule=v.rule, status=verdict.status, failing_property=request.node.nodeid,
-        warnings=verdict.warnings, plugin=LANTERN.name, **judged.fields))
-    for key, value in judged.fields.items():
-        record_property(key, str(value))
-    for warning in verdict.warnings:
-        warnings.warn(f"concurrent lantern variant {name}: {warning}", KnownBadWarning, stacklevel=1)
-    summary = judged.case.summary() if judged.case is not None else ""
-    assert verdict.caught, (
-        f"concurrent lantern variant {name} {verdict.status.upper()}: {verdict.reason} ({v.description})\n{summary}"
-    )
-    assert judged.case is not None and judged.case.classification != FAILS_IN_PREFIX, (
-        f"{name} failed sequentially, in the prefix:\n{summary}"
+        ),
+        name=name, v=v, system=LANTERN, label="concurrent lantern variant", request=request,
+        record_property=record_property,
     )
 
 

@@ -176,34 +176,45 @@ def judge_parallel_variant(api: Any, *, projects: ProjectSource, emulator: Any, 
                         warnings=bounds), fields, case, path)
 
 
-@pytest.mark.parametrize("name", [v.name for v in CONCURRENT_VARIANTS])
-def test_concurrent_variant_is_caught(name, projects, repeat, emulator, request, record_property):
-    v = variant(name)
+def catch_parallel_variant(judge_it: Any, *, name: str, v: Any, system: SystemPlugin, label: str,
+                           request: Any, record_property: Any) -> None:
+    """`judge_it()` (a `judge_parallel_variant` call), its result written once, after every check, and the
+    test's verdict: caught under fencecheck.known_bad_verdict, and not in the prefix. `label` names the
+    variant's kind in messages ("concurrent known-bad variant")."""
     config = request.config
     try:
-        judged = judge_parallel_variant(
-            v.build(), projects=projects, emulator=emulator, repeat=repeat,
-            run_settings=parallel_settings(database=None, max_examples=budget_for().known_bad_examples),
-            counterexamples=counterexamples_dir(config), root=config.rootpath,
-        )
+        judged = judge_it()
     except Exception:
         write_parallel_variant(artifacts_dir(config), ParallelVariant(
-            name=name, rule=v.rule, status="error", failing_property=request.node.nodeid))
+            name=name, rule=v.rule, status="error", failing_property=request.node.nodeid, plugin=system.name))
         raise  # the harness crashed: not a detection
     verdict = judged.verdict
     write_parallel_variant(artifacts_dir(config), ParallelVariant(
         name=name, rule=v.rule, status=verdict.status, failing_property=request.node.nodeid,
-        warnings=verdict.warnings, **judged.fields))
+        warnings=verdict.warnings, plugin=system.name, **judged.fields))
     for key, value in judged.fields.items():
         record_property(key, str(value))
     for warning in verdict.warnings:
-        warnings.warn(f"concurrent known-bad variant {name}: {warning}", KnownBadWarning, stacklevel=1)
+        warnings.warn(f"{label} {name}: {warning}", KnownBadWarning, stacklevel=2)
     summary = judged.case.summary() if judged.case is not None else ""
-    assert verdict.caught, (
-        f"concurrent known-bad variant {name} {verdict.status.upper()}: {verdict.reason} ({v.description})\n{summary}"
-    )
+    assert verdict.caught, f"{label} {name} {verdict.status.upper()}: {verdict.reason} ({v.description})\n{summary}"
     assert judged.case is not None and judged.case.classification != FAILS_IN_PREFIX, (
         f"{name} failed sequentially, in the prefix:\n{summary}"
+    )
+
+
+@pytest.mark.parametrize("name", [v.name for v in CONCURRENT_VARIANTS])
+def test_concurrent_variant_is_caught(name, projects, repeat, emulator, request, record_property):
+    v = variant(name)
+    config = request.config
+    catch_parallel_variant(
+        lambda: judge_parallel_variant(
+            v.build(), projects=projects, emulator=emulator, repeat=repeat,
+            run_settings=parallel_settings(database=None, max_examples=budget_for().known_bad_examples),
+            counterexamples=counterexamples_dir(config), root=config.rootpath,
+        ),
+        name=name, v=v, system=plugin("journal"), label="concurrent known-bad variant", request=request,
+        record_property=record_property,
     )
 
 
