@@ -17,7 +17,11 @@ When an emulator is started, and who owns it:
   session end, so runs without emulator tests never start a JVM.
 
 Tests that use these fixtures get the ``emulator`` marker automatically, so ``-m "not emulator"``
-deselects them. Missing Java or emulator is an error, never a skip.
+deselects them. A test module of one system's implementation is marked ``system("<name>")``;
+``--only-system NAME`` (what ``fencecheck gate --known-bad`` / ``--system`` passes to the suites that take the
+system) deselects the other systems' tests, and ``--without-catalogues`` the known-bad catalogues (marked
+``catalogue``); pytest counts them as deselected. Missing Java or emulator
+is an error, never a skip.
 
 The process that owns the emulator writes ``artifacts/emulator/session-<worker>.json`` (host, log
 path, lock-timeout count, versions) at the end, as evidence for reports.
@@ -48,6 +52,7 @@ from fencecheck.emulator import (
     start_emulator,
 )
 from fencecheck.emulator_discovery import ENV_HOST
+from fencecheck.plugins import SYSTEM_NAMES
 
 if TYPE_CHECKING:
     from google.cloud import firestore
@@ -55,6 +60,10 @@ if TYPE_CHECKING:
     from fencecheck.wire import WireProxy
     from fencecheck.wire.session import WireSession
 
+SYSTEM_MARKER = "system"  # system("lantern"): the test verifies that system's implementation
+CATALOGUE_MARKER = "catalogue"  # the test runs a known-bad catalogue: every variant, on purpose
+ONLY_SYSTEM_OPTION = "--only-system"
+WITHOUT_CATALOGUES_OPTION = "--without-catalogues"
 ENV_LOG = "FENCECHECK_EMULATOR_LOG"  # lets workers count lock timeouts in the controller's log
 ENV_ERROR = "FENCECHECK_EMULATOR_ERROR"  # "ClassName: message" of a failed controller start
 ENV_RUN_TOKEN = "FENCECHECK_RUN_TOKEN"  # shared by all workers of one run
@@ -183,13 +192,19 @@ def pytest_configure(config: pytest.Config) -> None:
     except hypothesis_profiles.UnknownProfile as error:
         raise pytest.UsageError(str(error)) from None
     hypothesis_profiles.select(name, load=option is None)
+    _only_system(config)  # a misspelt system name stops the run before anything is collected
     _configure_emulator(config)
 
 
 def _configure_emulator(config: pytest.Config) -> None:
     # Declared in pyproject.toml too; this keeps the plugin usable from other roots.
-    if not any(line.split(":")[0].strip() == MARKER for line in config.getini("markers")):
+    declared = {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}
+    if MARKER not in declared:
         config.addinivalue_line("markers", f"{MARKER}: needs the Firestore emulator")
+    if SYSTEM_MARKER not in declared:
+        config.addinivalue_line("markers", f"{SYSTEM_MARKER}(name): a test of that system's implementation")
+    if CATALOGUE_MARKER not in declared:
+        config.addinivalue_line("markers", f"{CATALOGUE_MARKER}: runs a known-bad catalogue")
     if hasattr(config, "workerinput"):
         # An xdist worker outlives a controller killed by SIGTERM/SIGKILL until its current test
         # ends; SIGTERM on the controller's death makes it stop its own emulators at once.
@@ -226,11 +241,60 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _restore(config.stash.get(_token_key, {}))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        ONLY_SYSTEM_OPTION, metavar="NAME", default=None,
+        help=f"deselect the tests marked {SYSTEM_MARKER}(<another system>): a gate against one system's "
+        f"implementation runs its system's tests only (systems: {', '.join(SYSTEM_NAMES)})",
+    )
+    parser.addoption(
+        WITHOUT_CATALOGUES_OPTION, action="store_true", default=False,
+        help=f"deselect the tests marked {CATALOGUE_MARKER} (known-bad catalogues): a gate against one "
+        "implementation asks whether the suites catch it, not whether they catch every variant",
+    )
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselection sees the markers
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "emulator" in getattr(item, "fixturenames", ()) and item.get_closest_marker(MARKER) is None:
             item.add_marker(MARKER)
+    _deselect_other_systems(config, items)
+
+
+def _system_of(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker(SYSTEM_MARKER)
+    if marker is None:
+        return None
+    if len(marker.args) != 1 or marker.args[0] not in SYSTEM_NAMES:
+        raise pytest.UsageError(f"{item.nodeid}: the {SYSTEM_MARKER} marker takes one system name, one of "
+                                f"{', '.join(SYSTEM_NAMES)}; got {marker.args!r}")
+    return marker.args[0]
+
+
+def _only_system(config: pytest.Config) -> str | None:
+    only = config.getoption(ONLY_SYSTEM_OPTION.lstrip("-").replace("-", "_"), None)
+    if only is not None and only not in SYSTEM_NAMES:
+        raise pytest.UsageError(f"{ONLY_SYSTEM_OPTION} {only!r}: expected one of {', '.join(SYSTEM_NAMES)}")
+    return only
+
+
+def _deselect_other_systems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--only-system NAME: the tests marked for another system are deselected; --without-catalogues: the tests
+    marked as known-bad catalogues. pytest counts them as deselected in its summary: never a silent skip.
+    Unmarked tests always run."""
+    systems = [_system_of(item) for item in items]  # every marker is checked, selected or not
+    only = _only_system(config)
+    without_catalogues = config.getoption(WITHOUT_CATALOGUES_OPTION.lstrip("-").replace("-", "_"), False)
+
+    def deselected(item: pytest.Item, system: str | None) -> bool:
+        other_system = only is not None and system not in (None, only)
+        return other_system or (without_catalogues and item.get_closest_marker(CATALOGUE_MARKER) is not None)
+
+    dropped = [item for item, system in zip(items, systems, strict=True) if deselected(item, system)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item, system in zip(items, systems, strict=True) if not deselected(item, system)]
 
 
 def _raise_forwarded_error(text: str) -> None:

@@ -23,6 +23,8 @@ from known_bad.lantern import variant
 from parallel_tests.conftest import LANTERN_VARIANTS, counterexamples_dir, lantern_budget
 from parallel_tests.test_parallel_known_bad import catch_parallel_variant, judge_parallel_variant
 
+pytestmark = [pytest.mark.system("lantern"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+
 LANTERN = plugin("lantern")
 
 

@@ -11,11 +11,15 @@ and no evidence is written.
 
 from __future__ import annotations
 
+import pytest
+
 from fencecheck.parallel import parallel_settings, run_property
 from fencecheck.plugins import plugin
 from fencecheck.systems import configured_implementation, describe_system, reference_run
 from parallel_tests.conftest import LANTERN_REFERENCE_RUN, counterexamples_dir, lantern_budget
 from parallel_tests.test_parallel_reference import assert_reference_passed, write_evidence
+
+pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
 
 LANTERN = plugin("lantern")
 

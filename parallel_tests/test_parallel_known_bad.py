@@ -68,6 +68,8 @@ from known_bad.crashing import journal_name_error
 from known_bad.journal import CONCURRENT_VARIANTS, variant
 from parallel_tests.conftest import artifacts_dir, counterexamples_dir
 
+pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+
 MAX_SHRUNK_CONCURRENT_OPS = 4
 MAX_SHRUNK_PREFIX_OPS = 3
 

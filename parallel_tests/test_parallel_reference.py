@@ -11,12 +11,16 @@ property runs and no evidence is written.
 
 from __future__ import annotations
 
+import pytest
+
 from fencecheck import hypothesis_profiles
 from fencecheck.parallel import PASSES, run_property
 from fencecheck.plugins import plugin
 from fencecheck.report.parallel import ParallelRun, write_parallel_run
 from fencecheck.systems import describe_system, reference_run
 from parallel_tests.conftest import REFERENCE_RUN, artifacts_dir, counterexamples_dir
+
+pytestmark = pytest.mark.system("journal")  # deselected by --only-system <another>
 
 JOURNAL = plugin("journal")
 

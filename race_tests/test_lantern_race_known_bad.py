@@ -45,6 +45,8 @@ from known_bad.lantern import VARIANTS
 from race_tests.conftest import counterexamples_dir
 from race_tests.lantern_scenarios import BY_NAME, LanternScenario
 
+pytestmark = [pytest.mark.system("lantern"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+
 CONCURRENT = [variant for variant in VARIANTS if variant.concurrent]
 MAX_REPEATS = 3  # each variant's scenario runs at most this often before the variant counts as SURVIVED
 

@@ -20,6 +20,8 @@ from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
 from race_tests.lantern_scenarios import SCENARIOS, LanternScenario
 
+pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
+
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_lantern_race(

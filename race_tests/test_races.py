@@ -19,6 +19,8 @@ from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
 from race_tests.scenarios import SCENARIOS, Scenario, execute
 
+pytestmark = pytest.mark.system("journal")  # deselected by --only-system <another>
+
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_race(

@@ -34,6 +34,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
+import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, precondition, rule
@@ -69,6 +70,8 @@ from model.gateway import (
 )
 from stateful_tests import gateway_counterexamples
 from stateful_tests.machine_runner import BoundToEmulator, end_example
+
+pytestmark = pytest.mark.system("gateway")  # deselected by --only-system <another>
 
 BUDGETS: dict[str, dict[str, int]] = {
     "ci": {"max_examples": 40, "stateful_step_count": 50},

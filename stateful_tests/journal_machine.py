@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
+import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -56,6 +57,8 @@ from model.journal import (
     owner_fingerprint_of,
 )
 from stateful_tests.machine_runner import BoundToEmulator, end_example
+
+pytestmark = pytest.mark.system("journal")  # deselected by --only-system <another>
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 US = timedelta(microseconds=1)

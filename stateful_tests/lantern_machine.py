@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
+import pytest
 from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -67,6 +68,8 @@ from model.lantern import (
 from model.lantern.constants import EARTH_RADIUS_METERS
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 from tests.lantern_story import FAR, H2, T0, US, VENUES
+
+pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
 
 # Examples x steps per profile: every step reads back the whole project (the invariant check reuses that
 # read), so the machine has its own budget. Measured on 2 cores: ci about 25 s alone (about 35 s beside the

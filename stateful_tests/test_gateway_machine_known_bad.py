@@ -29,6 +29,8 @@ from stateful_tests import gateway_counterexamples
 from stateful_tests.gateway_machine import GatewayMachine, InvariantViolated, machine_settings
 from stateful_tests.known_bad_support import Target, catch
 
+pytestmark = [pytest.mark.system("gateway"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+
 SEQUENTIAL = tuple(v.name for v in VARIANTS if not v.concurrent)
 CONCURRENT = tuple(v.name for v in VARIANTS if v.concurrent)
 # Sequential variants the machine does not yet catch reliably within the ci budget (3 rounds x 40 examples):

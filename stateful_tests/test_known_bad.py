@@ -40,6 +40,8 @@ from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, known_bad_machine, outside_the_artifacts
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
 
+pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+
 
 def machine_for(v: Variant, api: ReferenceAPI) -> type[JournalMachine]:
     """`JournalMachine` against the variant, timing its first mismatch; it records no transition coverage

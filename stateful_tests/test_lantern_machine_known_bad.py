@@ -33,6 +33,8 @@ from known_bad.lantern import VARIANTS, variant
 from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, outside_the_artifacts
 from stateful_tests.lantern_machine import InvariantViolated, LanternMachine, machine_settings
 
+pytestmark = [pytest.mark.system("lantern"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+
 SEQUENTIAL = tuple(v for v in VARIANTS if not v.concurrent)
 OUT_OF_SEQUENTIAL_REACH = {
     "finding_4_guard_cleared_after_commit": (

@@ -8,6 +8,7 @@ import functools
 import json
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,21 +112,50 @@ def test_missing_java_says_how_to_install_it(tmp_path, capsys, monkeypatch):
 # --- --known-bad wiring ------------------------------------------------------------------------------
 
 
-def test_known_bad_deselects_the_catalogues_from_the_suites_that_take_the_system():
+def test_against_one_implementation_the_suites_that_take_it_run_its_system_without_catalogues():
     stateful, races, emulator = (next(s for s in cli.SUITES if s.name == n) for n in ("stateful", "races", "emulator"))
     spec = f"known_bad.journal:{FAST_VARIANT}"
-    assert cli.suite_args(stateful, spec) == (*stateful.args, "--ignore=stateful_tests/test_known_bad.py",
-                                              "--ignore=stateful_tests/test_lantern_machine_known_bad.py",
-                                              "--ignore=stateful_tests/test_gateway_machine_known_bad.py")
+    assert cli.suite_args(stateful, spec) == (*stateful.args, "--only-system", "journal", "--without-catalogues")
     assert cli.suite_args(stateful, None) == stateful.args
-    assert cli.suite_args(races, spec) == (*races.args, "--ignore=race_tests/test_lantern_race_known_bad.py")
+    assert cli.suite_args(races, "journal:exec:node main.js") == (*races.args, "--only-system", "journal",
+                                                                   "--without-catalogues")
     assert cli.suite_args(emulator, spec) == emulator.args
     parallel = next(s for s in cli.SUITES if s.name == "parallel")
     assert cli.suite_args(parallel, "known_bad.lantern:finding_5_read_then_write_extinguish") == (
-        *parallel.args, "--ignore=parallel_tests/test_parallel_known_bad.py",
-        "--ignore=parallel_tests/test_lantern_parallel_known_bad.py")  # both systems' parallel catalogues
-    for paths in cli.KNOWN_BAD_CATALOGUES.values():
-        assert all((PROJECT_ROOT / path).is_file() for path in paths), paths  # a renamed catalogue would run
+        *parallel.args, "--only-system", "lantern", "--without-catalogues")
+
+
+def _collected(*args: str) -> set[str]:
+    """The node ids pytest collects from the suites that take the system, with `args` (in a subprocess: the
+    marks and options are the pytest plug-in's, as a gate's suite sees them)."""
+    suites = [path for suite in cli.SUITES if suite.name in cli.TAKES_THE_SYSTEM for path in suite.args]
+    done = subprocess.run([sys.executable, "-m", "pytest", *suites, "--collect-only", "-q", "-p", "no:cacheprovider",
+                           *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_the_deselection_leaves_one_system_and_no_catalogue():
+    journal = _collected("--only-system", "journal", "--without-catalogues")
+    lantern = _collected("--only-system", "lantern", "--without-catalogues")
+    files = {system: {node.split("::")[0] for node in nodes} for system, nodes in (("journal", journal),
+                                                                                  ("lantern", lantern))}
+    assert {"stateful_tests/journal_machine.py", "race_tests/test_races.py",
+            "parallel_tests/test_parallel_reference.py"} <= files["journal"]
+    assert {"stateful_tests/lantern_machine.py", "race_tests/test_lantern_races.py",
+            "parallel_tests/test_lantern_parallel_reference.py"} <= files["lantern"]
+    assert not any("lantern" in path or "gateway" in path for path in files["journal"]), files["journal"]
+    assert not any("journal" in path or path.endswith("/test_races.py") for path in files["lantern"]), files["lantern"]
+    # no catalogue is left: every known-bad test module of these suites is marked as one
+    assert not any("known_bad" in path for path in files["journal"] | files["lantern"])
+
+
+def test_an_unknown_system_name_is_a_usage_error():
+    done = subprocess.run([sys.executable, "-m", "pytest", "race_tests", "--collect-only", "-q", "-p",
+                           "no:cacheprovider", "--only-system", "lanturn"], cwd=PROJECT_ROOT, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 4 and "--only-system 'lanturn': expected one of journal, lantern" in done.stderr, (
+        done.stdout + done.stderr)
 
 
 def test_known_bad_names_resolve_in_either_catalogue():
@@ -273,7 +303,7 @@ def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path,
     assert code == 0  # caught, by a property of the contract: what `--known-bad` asks
     (call,) = calls
     assert call["env"][ENV_SYSTEM] == f"known_bad.journal:{FAST_VARIANT}"
-    assert "--ignore=stateful_tests/test_known_bad.py" in call["command"]
+    assert call["command"][4:8] == ["--only-system", "journal", "--without-catalogues", "-q"]
     out = capsys.readouterr().out
     assert f"known_bad.journal:{FAST_VARIANT}" in out
     assert "property: LockstepMismatch: lockstep mismatch at step 2" in out
@@ -421,7 +451,7 @@ def test_gate_against_an_exec_system_greets_it_and_names_it_in_the_evidence(tmp_
     assert code == 0  # the question is the ordinary one: did every suite pass against it
     (call,) = calls
     assert call["env"][ENV_SYSTEM] == spec
-    assert "--ignore=stateful_tests/test_known_bad.py" in call["command"]  # the catalogues test the reference
+    assert call["command"][4:8] == ["--only-system", "journal", "--without-catalogues", "-q"]  # its system alone
     described = f"fake-journal 0.3 (journal, protocol version 1), started as {sys.executable} {script}"
     assert f"implementation under test: {described}" in capsys.readouterr().out
     evidence = json.loads((artifacts / "evidence.json").read_text())
