@@ -33,8 +33,8 @@ CONTRACT, HARNESS, UNDECIDED = "contract", "error", "undecided"
 # The harness problems (fencecheck.contest, fencecheck.parallel.execute) that are no property
 # of the contract: a call that raised something other than the system's error type, a call that never returned.
 _ERROR_PROBLEM = re.compile(r"raised .*\(only the .* may escape\)|still running when the harness gave up")
-# A lockstep step whose system raised instead of answering (fencecheck.lockstep: "the reference raised X: ...").
-_CRASHED_STEP = "the reference raised "
+# A lockstep step whose system raised instead of answering (fencecheck.lockstep: "the implementation raised X: ...").
+_CRASHED_STEP = "the implementation raised "
 # A failing test's message that names a contract property (the suites' own wording: fencecheck.lockstep, the
 # lantern machine's invariant check, the race and parallel suites' assertions).
 _CONTRACT_MESSAGE = re.compile(

@@ -154,7 +154,7 @@ class Lockstep:
                     observed = plugin.answer(self.system, client, op, clock)
             except Exception as error:  # a crash is a disagreement too; report it with the program
                 self.state = new_state
-                raise self._mismatch(op, [f"the reference raised {type(error).__name__}: {error}"]) from error
+                raise self._mismatch(op, [f"the implementation raised {type(error).__name__}: {error}"]) from error
         self.state = new_state
         self._pending.add(h)
         self._since_project += 1
@@ -181,7 +181,7 @@ class Lockstep:
                 yield client
 
     def check_answer(self, op: Any, result: Any, observed: Observed) -> None:
-        """The reference answered what the model predicts (exact types and key order), reading the clock
+        """The implementation answered what the model predicts (exact types and key order), reading the clock
         exactly once."""
         if not self.plugin.answer_matches(result, observed):
             expected = result.output if result.outcome is not None else result.code
@@ -189,7 +189,7 @@ class Lockstep:
                 op,
                 [
                     f"model expects {expected!r} (transition {result.transition})",
-                    f"reference answered {observed!r}",
+                    f"implementation answered {observed!r}",
                 ],
             )
         self.check_clock(op)

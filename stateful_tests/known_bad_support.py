@@ -82,7 +82,7 @@ def shrinking_budget(seconds: float) -> Iterator[None]:
 
 def crashed(mismatch: BaseException) -> bool:
     """The system raised instead of answering (as opposed to answering or storing the wrong thing)."""
-    return "the reference raised" in str(mismatch).split("model state after")[0]
+    return "the implementation raised" in str(mismatch).split("model state after")[0]
 
 
 def failing_prefix(ops: Sequence[Any], api: Any, emulator: Any, project_id: str, db: Any, *,

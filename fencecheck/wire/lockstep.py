@@ -95,7 +95,7 @@ def run_response_lost(lockstep: Lockstep, op: Any) -> Any:
             f"the wire lost the commit's answer ({lost}); the stored documents show the step "
             f"{'applied' if applied else 'not applied'} (transition {result.transition})",
             f"model allows {allowed}",
-            f"reference answered {observed!r}",
+            f"implementation answered {observed!r}",
         ])
     lockstep.check_clock(op)
     return result if applied else None

@@ -64,5 +64,5 @@ def test_a_wrong_answer_is_a_mismatch(firestore_db):
             return {**out.to_json(), "outcome": "pending"} if self.claims == 2 else out
 
     liar = attrs.evolve(GATEWAY.reference, api=Liar())
-    with pytest.raises(LockstepMismatch, match="(?s)at step 3: claim.*reference answered .*'outcome': 'pending'"):
+    with pytest.raises(LockstepMismatch, match="(?s)at step 3: claim.*implementation answered .*'outcome': 'pending'"):
         replay(firestore_db, [begin(T0), claim(A, T0 + S), claim(A, T0 + 2 * S)], plugin=GATEWAY, system=liar)

@@ -59,9 +59,9 @@ def test_race_failure_names_scenario_verdict_and_the_saved_history():
 
 def test_summary_stops_where_the_context_starts():
     text = ("fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(x)\n"
-            "  reference answered 'lease_rejected'\nmodel state after the step (as the model predicts it):\n  ...")
+            "  implementation answered 'lease_rejected'\nmodel state after the step (as the model predicts it):\n  ...")
     assert failures.summarize(text) == ("LockstepMismatch: lockstep mismatch at step 2: complete(x)",
-                                        "reference answered 'lease_rejected'")
+                                        "implementation answered 'lease_rejected'")
     assert failures.summarize("") == ("(no failure message)",)
     assert len(failures.summarize("x" * 1000)[0]) == failures.MAX_LINE
 

@@ -202,7 +202,7 @@ STATEFUL_FAILURE = """<testsuites><testsuite name="pytest">
 <failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(...)">self = x
 E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(cmd=3e4fec9f at T-0.000001s)
 E             model expects 'journal_unavailable' (transition complete.clock_earlier.unavailable)
-E             reference answered 'lease_rejected'
+E             implementation answered 'lease_rejected'
 E           model state after the step (as the model predicts it):
 E             3e4fec9f: registered at T+0.000000s
 E           counterexample written; replay it with: .venv/bin/python -m pytest \
@@ -362,12 +362,12 @@ CRASHES = """<testsuites><testsuite name="pytest">
 <testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
 <failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(...)">self = x
 E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(cmd=3e4fec9f at T+0s)
-E             the reference raised NameError: name 'run_transactoin' is not defined
+E             the implementation raised NameError: name 'run_transactoin' is not defined
 E           model state after the step (as the model predicts it):
 </failure></testcase>
 <testcase classname="race_tests.test_races" name="test_race[expired_takeover]" time="1.0">
 <failure message="NameError: name 'scenario_plan' is not defined">def test_race():
-&gt;       raise self._mismatch(op, [f"the reference raised {type(error).__name__}: {error}"])
+&gt;       raise self._mismatch(op, [f"the implementation raised {type(error).__name__}: {error}"])
 E       NameError: name 'scenario_plan' is not defined
 </failure></testcase></testsuite></testsuites>
 """

@@ -95,15 +95,16 @@ def test_verdicts_and_mismatches():
     assert verdict_finding("ok") is None
     assert verdict_finding("illegal", "no order\nmore").kind == CONTRACT
     assert verdict_finding("unknown", "budget exhausted").kind == UNDECIDED
-    assert mismatch_finding("lockstep mismatch at step 1: register(...)\n  the reference raised NameError: x\n"
+    assert mismatch_finding("lockstep mismatch at step 1: register(...)\n  the implementation raised NameError: x\n"
                             "model state after the step").kind == HARNESS
     assert mismatch_finding("lockstep mismatch at step 2: complete(...)\n  model expects 'journal_unavailable'\n"
-                            "model state after the step:\n  the reference raised X in an op's text").kind == CONTRACT
+                            "model state after the step:\n  the implementation raised X in an op's text"
+                            ).kind == CONTRACT
 
 
 @pytest.mark.parametrize(("message", "kind"), [
     ("LockstepMismatch: lockstep mismatch at step 2: complete(...)\n  model expects 'journal_unavailable'", CONTRACT),
-    ("LockstepMismatch: lockstep mismatch at step 1: register(...)\n  the reference raised NameError: x", HARNESS),
+    ("LockstepMismatch: lockstep mismatch at step 1: register(...)\n  the implementation raised NameError: x", HARNESS),
     ("AssertionError: expired_takeover: the history is not linearizable (history saved to x)", CONTRACT),
     ("AssertionError: expired_takeover: structural invariants broken:\n3e4f: lifecycle does not match", CONTRACT),
     ("AssertionError: expired_takeover: structural invariants broken:\nw1: raised NameError: n (only the journal "
