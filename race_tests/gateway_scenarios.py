@@ -10,7 +10,7 @@ already in every run's problems. Every run starts on an empty project of its own
 Widths. The consume-intent election runs 24-way (and 12/12 over two regions), the seed's width. The others
 race fewer callers (`WIDTH`): each has one or two writes that decide it and callers that can only observe or
 be refused, so 8 to 12 callers mean the same race as 24 and cost a third of the emulator time (the CI budget);
-`GATEWAY_RACE_WIDTH=24` runs them all 24-way.
+`FENCECHECK_GATEWAY_RACE_WIDTH=24` runs them all 24-way.
 
 Times. A lease expires at equality: a caller at exactly the expiry finds it expired; the settlement deadline
 has elapsed at equality. A scenario that races "just before" against "at" a boundary uses 1 µs (1 ms for the
@@ -55,7 +55,7 @@ from tests.unit.gateway_builders import (
 from tests.unit.gateway_builders import record as record_consume
 
 ELECTION_WIDTH = 24  # the seed's contest width
-WIDTH = int(os.environ.get("GATEWAY_RACE_WIDTH", "8"))  # the other scenarios (module doc)
+WIDTH = int(os.environ.get("FENCECHECK_GATEWAY_RACE_WIDTH", "8"))  # the other scenarios (module doc)
 S = timedelta(seconds=1)
 
 # One journal's life, each step at a fixed time: begin, consume claimed by the first owner (a 30 s lease),
