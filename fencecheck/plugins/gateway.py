@@ -317,6 +317,12 @@ def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
     return [op_from_json(item, journals) for item in raw]
 
 
+def _parallel_spec() -> Any:
+    from .gateway_parallel import SPEC  # Hypothesis and the parallel engine load only for parallel programs
+
+    return SPEC
+
+
 GATEWAY = SystemPlugin(
     name="gateway",
     initial_state=GatewayState.empty,
@@ -353,4 +359,7 @@ GATEWAY = SystemPlugin(
     commutes_when_read_only=lambda _op: False,
     shorten=shorten,
     contest_problems=contest_problems,  # G-INV-1..12 on the stored documents after a race (gateway_structure)
+    parallel=_parallel_spec,
+    describe_impl=lambda impl: (("the gateway reference" if impl is REFERENCE_GATEWAY else impl.name)
+                                if isinstance(impl, GatewaySystem) else None),
 )
