@@ -54,8 +54,9 @@ SUITES = (
 KNOWN_BAD_CATALOGUES = {
     "stateful": ("stateful_tests/test_known_bad.py", "stateful_tests/test_lantern_machine_known_bad.py",
                  "stateful_tests/test_gateway_machine_known_bad.py"),
-    "races": ("race_tests/test_lantern_race_known_bad.py",),
-    "parallel": ("parallel_tests/test_parallel_known_bad.py", "parallel_tests/test_lantern_parallel_known_bad.py"),
+    "races": ("race_tests/test_lantern_race_known_bad.py", "race_tests/test_gateway_race_known_bad.py"),
+    "parallel": ("parallel_tests/test_parallel_known_bad.py", "parallel_tests/test_lantern_parallel_known_bad.py",
+                 "parallel_tests/test_gateway_parallel_known_bad.py"),
 }
 TAKES_THE_SYSTEM = ("stateful", "races", "parallel")  # the other suites test the reference (and the harness) directly
 

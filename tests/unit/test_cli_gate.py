@@ -118,12 +118,14 @@ def test_known_bad_deselects_the_catalogues_from_the_suites_that_take_the_system
                                               "--ignore=stateful_tests/test_lantern_machine_known_bad.py",
                                               "--ignore=stateful_tests/test_gateway_machine_known_bad.py")
     assert cli.suite_args(stateful, None) == stateful.args
-    assert cli.suite_args(races, spec) == (*races.args, "--ignore=race_tests/test_lantern_race_known_bad.py")
+    assert cli.suite_args(races, spec) == (*races.args, "--ignore=race_tests/test_lantern_race_known_bad.py",
+                                           "--ignore=race_tests/test_gateway_race_known_bad.py")
     assert cli.suite_args(emulator, spec) == emulator.args
     parallel = next(s for s in cli.SUITES if s.name == "parallel")
     assert cli.suite_args(parallel, "known_bad.lantern:finding_5_read_then_write_extinguish") == (
         *parallel.args, "--ignore=parallel_tests/test_parallel_known_bad.py",
-        "--ignore=parallel_tests/test_lantern_parallel_known_bad.py")  # both systems' parallel catalogues
+        "--ignore=parallel_tests/test_lantern_parallel_known_bad.py",
+        "--ignore=parallel_tests/test_gateway_parallel_known_bad.py")  # every system's parallel catalogue
     for paths in cli.KNOWN_BAD_CATALOGUES.values():
         assert all((PROJECT_ROOT / path).is_file() for path in paths), paths  # a renamed catalogue would run
 
