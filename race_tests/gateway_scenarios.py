@@ -14,7 +14,10 @@ be refused, so 8 to 12 callers mean the same race as 24 and cost a third of the 
 
 Times. A lease expires at equality: a caller at exactly the expiry finds it expired; the settlement deadline
 has elapsed at equality. A scenario that races "just before" against "at" a boundary uses 1 µs (1 ms for the
-deadline, which is stored in milliseconds).
+deadline, which is stored in milliseconds). Callers that repeat one write (the same evidence from several
+devices, closers of one window) share one clock reading, as a resent request does: the stored `updated_at`
+is then the same whichever of them wrote, and the checker need not search which one did (with distinct
+readings the final documents name the writer, and at 24-way the search for it exhausts the checker's budget).
 
 A promise accepts an indefinite final answer (still `gateway_unavailable` after the whole-call retries): the
 checker judges those calls; when one's answer was lost, "exactly one winner" becomes "at most one".
@@ -284,7 +287,7 @@ def build_stale_and_current_replay() -> Contest:
     answered as retries."""
     at = CONSUME_EXPIRY + S
     racers = [Racer(f"stale-{i:02d}", record_consume(OWNER, 1, REPLAY, at + i * US)) for i in range(WIDTH // 2)]
-    racers += [Racer(f"current-{i:02d}", record_consume("owner-b", 2, REPLAY, at + i * US)) for i in range(WIDTH // 2)]
+    racers += [Racer(f"current-{i:02d}", record_consume("owner-b", 2, REPLAY, at)) for i in range(WIDTH // 2)]
     return Contest("stale_and_current_replay", RECOVERED, racers, epoch=T0)
 
 
@@ -416,7 +419,7 @@ def build_close_against_provider_intent() -> Contest:
     """Closers close the window at exactly the deadline D while two provider workers take the intent at D - 1 ms
     (a lease capped at D): the window closes or a submission is owned, never both."""
     racers = [Racer(name, provider_intent(name, DEADLINE - MS)) for name in _lease_ids("submitter", 2)]
-    racers += [Racer(f"closer-{i:02d}", close(DEADLINE + i * US)) for i in range(WIDTH - 2)]
+    racers += [Racer(f"closer-{i:02d}", close(DEADLINE)) for i in range(WIDTH - 2)]
     return Contest("close_against_provider_intent", CONSUMED, racers, epoch=T0)
 
 
@@ -450,7 +453,7 @@ def build_close_against_late_settlement() -> Contest:
     releases."""
     devices = max(WIDTH // 4, 2)
     settled = evidence("SETTLED")
-    racers = [Racer(f"settle-{i}", apply(RECONCILER, 3, settled, DEADLINE + i * US)) for i in range(devices)]
+    racers = [Racer(f"settle-{i}", apply(RECONCILER, 3, settled, DEADLINE)) for i in range(devices)]
     racers += [Racer(f"closer-{i:02d}", close(DEADLINE + i * US)) for i in range(WIDTH - devices - 1)]
     racers += [Racer("manual-release", manual("RELEASE", DEADLINE))]
     return Contest("close_against_late_settlement", LATE_RECONCILING, racers, epoch=T0)
@@ -471,7 +474,7 @@ def build_identical_evidence_retries() -> Contest:
     """The held provider owner sends the same settled evidence from every device at once: one commit, the rest
     are exact retries answered the same without writing."""
     ev = evidence("SETTLED")
-    racers = [Racer(f"device-{i:02d}", apply(PROVIDER, 2, ev, REPORTED_AT + S + i * US)) for i in range(WIDTH)]
+    racers = [Racer(f"device-{i:02d}", apply(PROVIDER, 2, ev, REPORTED_AT + S)) for i in range(WIDTH)]
     return Contest("identical_evidence_retries", REPORTED, racers, epoch=T0)
 
 
