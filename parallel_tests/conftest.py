@@ -1,6 +1,6 @@
 """Parallel suite options and fixtures (fencecheck.parallel: a sequential prefix, then 2-4 branches of calls
 released together, judged by the linearizability checker against the model), for the journal
-(test_parallel_*.py) and the lantern (test_lantern_parallel_*.py).
+(test_parallel_*.py), the lantern (test_lantern_parallel_*.py) and the gateway (test_gateway_parallel_*.py).
 
     .venv/bin/python -m pytest parallel_tests -n 2                            # ci budget, 5 repetitions
     .venv/bin/python -m pytest parallel_tests -n 2 --parallel-repeat 10       # every program 10 times
@@ -9,7 +9,7 @@ released together, judged by the linearizability checker against the model), for
 
 Every program runs R times (`--parallel-repeat`, else $FENCECHECK_PARALLEL_REPEAT, else 5), each repetition
 on a fresh emulator project. Examples and shrinking time per profile: `fencecheck.parallel.BUDGETS` for the
-journal, `LANTERN_BUDGETS` below for the lantern.
+journal, `LANTERN_BUDGETS` and `GATEWAY_BUDGETS` below for the lantern and the gateway.
 Results go to artifacts/parallel/ (the evidence report's "parallel" section), shrunk failing programs to
 counterexamples/parallel-<system>-<id>.json (replay: `fencecheck.parallel.replay_parallel(path, db)`).
 
@@ -36,6 +36,7 @@ from known_bad.journal import CONCURRENT_VARIANTS
 ENV_REPEAT = "FENCECHECK_PARALLEL_REPEAT"
 REFERENCE_RUN = "reference"  # the name of the reference run's artifact (parallel/reference.json)
 LANTERN_REFERENCE_RUN = "lantern-reference"  # the lantern's (parallel/lantern-reference.json)
+GATEWAY_REFERENCE_RUN = "gateway-reference"  # the gateway's (parallel/gateway-reference.json)
 # The lantern's concurrent known-bad variants the parallel suite must catch (known_bad/lantern/variants.py).
 # Not finding_3_venue_in_read_set: what it breaks is B1's promise that lights at one venue never abort, a cost
 # the checker does not judge (every history it makes is linearizable); race_tests' 24-way contest catches it.
@@ -55,6 +56,24 @@ LANTERN_BUDGETS = {
 
 def lantern_budget(profile: str | None = None) -> Budget:
     return LANTERN_BUDGETS.get(profile or hypothesis_profiles.selected_name(), LANTERN_BUDGETS["ci"])
+
+
+# The gateway's concurrent known-bad variants the parallel suite must catch (known_bad/gateway/variants.py).
+GATEWAY_VARIANTS = ("claim_outside_the_transaction",)
+# The gateway's budgets: its CI share is about a minute (the reference test), so ci runs a few programs of up
+# to 3 branches and 5 racing calls on one journal; thorough many more.
+GATEWAY_BUDGETS = {
+    "ci": Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+                 max_concurrent_ops=5),
+    "gate": Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+                   max_concurrent_ops=5),
+    "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
+                       max_concurrent_ops=8),
+}
+
+
+def gateway_budget(profile: str | None = None) -> Budget:
+    return GATEWAY_BUDGETS.get(profile or hypothesis_profiles.selected_name(), GATEWAY_BUDGETS["ci"])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -93,10 +112,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # the reference run's file only when this run is about the reference.
     directory = artifacts_dir(config) / PARALLEL_DIR
     stale = [directory / KNOWN_BAD_SUBDIR / f"{v.name}.json" for v in CONCURRENT_VARIANTS]
-    stale += [directory / KNOWN_BAD_SUBDIR / f"{name}.json" for name in LANTERN_VARIANTS]
+    stale += [directory / KNOWN_BAD_SUBDIR / f"{name}.json" for name in (*LANTERN_VARIANTS, *GATEWAY_VARIANTS)]
     lantern_reference = reference_run(system="lantern")
     runs = [directory / f"{REFERENCE_RUN}.json"] * reference + [directory / f"{LANTERN_REFERENCE_RUN}.json"] * (
-        lantern_reference)
+        lantern_reference) + [directory / f"{GATEWAY_REFERENCE_RUN}.json"] * reference_run(system="gateway")
     for path in runs + stale:
         path.unlink(missing_ok=True)
 
@@ -104,8 +123,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     profile = hypothesis_profiles.selected_name()
     budget = budget_for(profile)
-    return (f"parallel suite: profile {profile}, {budget.examples} journal and {lantern_budget(profile).examples} "
-            f"lantern programs x {parallel_repeat(config)} repetitions")
+    return (f"parallel suite: profile {profile}, {budget.examples} journal, {lantern_budget(profile).examples} "
+            f"lantern and {gateway_budget(profile).examples} gateway programs x {parallel_repeat(config)} repetitions")
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,10 @@
     FENCECHECK_RACE_REPEAT=10 .venv/bin/python -m pytest race_tests -n auto
 
 `--race-repeat N` parametrizes each scenario over a repetition index (ids `r0`..`r{N-1}`), so xdist spreads
-the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Both
-systems' races (test_races.py, test_lantern_races.py) run through `fencecheck.contest`: every run is saved
-as `artifacts/races/<system>_<scenario>-<repeat>.json` (`journal_...`, `lantern_...`); a failed verdict also
+the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Every
+system's races (test_races.py, test_lantern_races.py, test_gateway_races.py) run through `fencecheck.contest`:
+every run is saved as `artifacts/races/<system>_<scenario>-<repeat>.json` (`journal_...`, `lantern_...`,
+`gateway_...`); a failed verdict also
 saves the history as `counterexamples/race-<system>_<scenario>-<shortid>.json` (re-check it with
 `fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference: they
 are cleared and written only when the run uses that reference (`reference_run(system=...)`).
@@ -28,10 +29,12 @@ import pytest
 from fencecheck.contest import qualified_name
 from fencecheck.definite import scenario_contention
 from fencecheck.errors import FencecheckError
+from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
 from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
 from fencecheck.pytest_plugin import count_option
 from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, reference_run
+from race_tests.gateway_scenarios import BY_NAME as GATEWAY_BY_NAME
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME
 
@@ -75,6 +78,8 @@ def _result_scenarios() -> set[str]:
         names |= {qualified_name(JOURNAL, name) for name in BY_NAME}
     if reference_run(system=LANTERN.name):
         names |= {qualified_name(LANTERN, name) for name in LANTERN_BY_NAME}
+    if reference_run(system=GATEWAY.name):
+        names |= {qualified_name(GATEWAY, name) for name in GATEWAY_BY_NAME}
     return names
 
 
@@ -106,8 +111,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return (f"race suite: {len(BY_NAME)} journal and {len(LANTERN_BY_NAME)} lantern scenarios x "
-            f"{race_repeat(config)} repetition(s)")
+    return (f"race suite: {len(BY_NAME)} journal, {len(LANTERN_BY_NAME)} lantern and {len(GATEWAY_BY_NAME)} gateway "
+            f"scenarios x {race_repeat(config)} repetition(s)")
 
 
 @pytest.fixture(scope="session")
@@ -122,6 +127,13 @@ def lantern_system() -> LanternSystem:
     """The lantern under test: the reference, or the lantern implementation $FENCECHECK_SYSTEM names
     (`known_bad.lantern:<variant>`)."""
     return configured_implementation(LANTERN)
+
+
+@pytest.fixture(scope="session")
+def gateway_system() -> GatewaySystem:
+    """The gateway under test: the reference, or the gateway implementation $FENCECHECK_SYSTEM names
+    (`known_bad.gateway:<variant>`)."""
+    return configured_implementation(GATEWAY)
 
 
 # --- the definite share over a scenario's repeats ----------------------------------------------------

@@ -2,125 +2,37 @@
 scenarios and contest runner as the reference (test_lantern_races.py): each must be caught by its own seed
 scenario (`variant.scenario`) within MAX_REPEATS runs.
 
-Caught is the one rule of fencecheck.known_bad_verdict: a run of the scenario against
-`LANTERN.resolve(variant.system_spec)` broke a property of the contract (an illegal verdict, a broken invariant,
-a clock read twice, a broken promise), the failure replays against the variant (an illegal history re-checks as
-illegal, a saved history being pure; otherwise the scenario shows a contract failure again within MAX_REPEATS
-more runs), and the same scenario passes against the reference. A run that saw a foreign exception (a
-`NameError`, say) or a hung call is an error, not a catch. A run whose only failure is an `unknown` verdict
-decides nothing (the next run goes ahead); when no run decided, that is an error too. Runs against a variant are no
-evidence about the reference: nothing is written to artifacts/races. A detecting run with an illegal verdict
-leaves its history in counterexamples/ (it names the variant as its implementation), and each variant's verdict
-is recorded once, after every check, as artifacts/known_bad/lantern-race-<variant>.json (time to detection = the
-scenario runs up to the detecting one; `shrunkSteps` = the calls in its history, nothing is shrunk).
+Caught is the one rule of fencecheck.known_bad_verdict, applied to a race in race_tests/race_known_bad.py: a run of
+the scenario against `LANTERN.resolve(variant.system_spec)` broke a property of the contract (an illegal verdict, a
+broken invariant, a clock read twice, a broken promise), the failure replays against the variant (an illegal
+history re-checks as illegal, a saved history being pure; otherwise the scenario shows a contract failure again
+within MAX_REPEATS more runs), and the same scenario passes against the reference. A run that saw a foreign
+exception (a `NameError`, say) or a hung call is an error, not a catch. A run whose only failure is an `unknown`
+verdict decides nothing (the next run goes ahead); when no run decided, that is an error too. Runs against a
+variant are no evidence about the reference: nothing is written to artifacts/races. A detecting run with an illegal
+verdict leaves its history in counterexamples/ (it names the variant as its implementation), and each variant's
+verdict is recorded once, after every check, as artifacts/known_bad/lantern-race-<variant>.json (time to detection
+= the scenario runs up to the detecting one; `shrunkSteps` = the calls in its history, nothing is shrunk).
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
-from fencecheck.contest_results import ScenarioResult, recheck
-from fencecheck.known_bad_verdict import (
-    CONTRACT,
-    UNDECIDED,
-    Finding,
-    KnownBadVerdict,
-    contract,
-    errors_in,
-    judge,
-    mismatch_finding,
-    problem_finding,
-    verdict_finding,
-)
-from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report.artifacts import known_bad_recorder
 from known_bad.crashing import lantern_name_error
 from known_bad.lantern import VARIANTS
 from race_tests.conftest import counterexamples_dir
-from race_tests.lantern_scenarios import BY_NAME, LanternScenario
+from race_tests.lantern_scenarios import BY_NAME
+from race_tests.race_known_bad import MAX_REPEATS, caught_by, judge_variant
 
 pytestmark = [pytest.mark.system("lantern"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 
 CONCURRENT = [variant for variant in VARIANTS if variant.concurrent]
-MAX_REPEATS = 3  # each variant's scenario runs at most this often before the variant counts as SURVIVED
-
-
-def findings_of(result: ScenarioResult) -> list[Finding]:
-    """What a run found, one finding per kind (contract property or error); empty when it passed."""
-    found = [f for f in (verdict_finding(result.verdict, result.explanation),) if f is not None]
-    found += [problem_finding(f"invariant: {problem}") for problem in result.problems]
-    found += [contract(f"promise: {problem}") for problem in result.promise_problems]
-    return found
-
-
-def caught_by(result: ScenarioResult) -> list[str]:
-    """The contract failures of a run, one line each (no errors: an unknown verdict or a crash is no catch)."""
-    return [f.text for f in findings_of(result) if f.kind == CONTRACT]
-
-
-@attrs.frozen
-class Judged:
-    verdict: KnownBadVerdict
-    runs: tuple[ScenarioResult, ...]
-    seconds: float
-
-
-def judge_variant(scenario: LanternScenario, implementation: Any, *, db: Any, emulator: Any, project_id: str,
-                  counterexamples: Path) -> Judged:
-    """Run `scenario` against `implementation` up to MAX_REPEATS times (until a run finds a contract failure or
-    an error: a run whose checker was merely undecided goes on to the next), then check the reproduction (see
-    the module docstring). Harness crashes propagate."""
-
-    def run(system: Any, repeat: int) -> tuple[ScenarioResult, float]:
-        emulator.reset(project_id)
-        started = time.monotonic()
-        try:
-            result, _run = scenario.execute(db, implementation=system, repeat=repeat, artifacts_dir=None,
-                                            counterexamples_dir=counterexamples, emulator=emulator,
-                                            project_id=project_id)
-        finally:
-            emulator.reset(project_id)
-        return result, time.monotonic() - started
-
-    def setup_failed(mismatch: LockstepMismatch) -> Judged:
-        # The scenario's setup (run in lockstep) already disagreed: a crash, or a sequential bug, which is the
-        # stateful catalogue's to catch and reproduce; no race was run.
-        return Judged(judge([mismatch_finding(mismatch)], reproduction="the scenario's setup, not its race"),
-                      tuple(runs), round(seconds, 2))
-
-    seconds, runs = 0.0, []  # the scenario runs' wall time up to the detecting one (emptying the project excluded)
-    for _ in range(MAX_REPEATS):
-        try:
-            result, elapsed = run(implementation, len(runs))
-        except LockstepMismatch as mismatch:
-            return setup_failed(mismatch)
-        seconds += elapsed
-        runs.append(result)
-        if any(f.kind != UNDECIDED for f in findings_of(result)):  # an undecided run alone decides nothing
-            break
-    last = runs[-1]
-    found = findings_of(last)
-    if not any(f.kind != UNDECIDED for f in found):  # nothing decisive: survived, or error if a run was undecided
-        return Judged(judge([f for result in runs for f in findings_of(result)]), tuple(runs), round(seconds, 2))
-    if errors_in(found):
-        return Judged(judge(found), tuple(runs), round(seconds, 2))
-    if last.verdict == "illegal" and last.counterexample:
-        replays = recheck(last.counterexample).status == "illegal"
-        how = f"re-checked {last.counterexample}"
-    else:
-        again = [run(implementation, len(runs) + i)[0] for i in range(MAX_REPEATS)]
-        replays = any(caught_by(result) and not errors_in(findings_of(result)) for result in again)
-        how = f"the scenario again against the variant, {MAX_REPEATS} runs"
-    reference, _elapsed = run(LANTERN.resolve(None), 0)
-    reproduction = how if reference.passed else f"{how}; against the reference: {findings_of(reference)[:1]}"
-    return Judged(judge(found, replays_on_variant=replays, passes_on_reference=reference.passed,
-                        reproduction=reproduction), tuple(runs), round(seconds, 2))
 
 
 def test_every_concurrent_variant_names_a_lantern_race_scenario() -> None:
@@ -138,7 +50,8 @@ def test_concurrent_lantern_variant_is_caught(
     record = known_bad_recorder(artifacts, name=f"lantern-race-{variant.name}", rule=variant.rule,
                                 failing_property=f"{request.node.nodeid}: {variant.failing_property}")
     try:
-        judged = judge_variant(scenario, LANTERN.resolve(variant.system_spec), db=firestore_db, emulator=emulator,
+        judged = judge_variant(scenario, LANTERN.resolve(variant.system_spec), reference=LANTERN.resolve(None),
+                               db=firestore_db, emulator=emulator,
                                project_id=project_id, counterexamples=counterexamples_dir(request.config))
     except Exception as crash:  # the harness (or the variant, outside a call) crashed: not a detection
         record("error", found=f"{request.node.nodeid}: the harness crashed: {type(crash).__name__}: {crash}")
@@ -189,6 +102,7 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(
     scenario: str, emulator: Any, project_id: str, firestore_db: Any, tmp_path: Path,
 ) -> None:
     # Its racing calls raise NameError (a foreign exception: only the system's error may escape): no catch.
-    judged = judge_variant(BY_NAME[scenario], lantern_name_error(*RACED[scenario]), db=firestore_db,
+    judged = judge_variant(BY_NAME[scenario], lantern_name_error(*RACED[scenario]), reference=LANTERN.resolve(None),
+                           db=firestore_db,
                            emulator=emulator, project_id=project_id, counterexamples=tmp_path)
     assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict

@@ -4,7 +4,8 @@ Partitions are journals: every operation names one (`op.journal`: namespace and 
 call writes only that journal's record and its events, `gatewayNamespaces/{ns}/journals/{key}` and
 `.../events/{revision:010d}`. A partition is spelled `{ns}/{key}`. Beyond an exact document match nothing is
 checked here: G-INV-1..12 are properties of documents (`model.gateway.invariant_violations`), which an
-exact match with the model's carries over; the stateful machine checks them on what is stored.
+exact match with the model's carries over; the stateful machine checks them on what is stored, and a
+contest's `contest_problems` (`gateway_structure.py`) on what a race stored, across the race too.
 
 An implementation is a `GatewaySystem`: a module with the ten operations and its own `GatewayError`.
 `resolve("")` is `reference.gateway`; `resolve("known_bad.gateway:<name>")` a known-bad copy.
@@ -26,6 +27,7 @@ from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugins.gateway_structure import contest_problems
 from model.gateway import (
     TRANSITIONS,
     ApplyEvidence,
@@ -315,6 +317,12 @@ def ops_from_json(header: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
     return [op_from_json(item, journals) for item in raw]
 
 
+def _parallel_spec() -> Any:
+    from .gateway_parallel import SPEC  # Hypothesis and the parallel engine load only for parallel programs
+
+    return SPEC
+
+
 GATEWAY = SystemPlugin(
     name="gateway",
     initial_state=GatewayState.empty,
@@ -350,4 +358,8 @@ GATEWAY = SystemPlugin(
     # greedily is not known to be sound; the checker then searches every order.
     commutes_when_read_only=lambda _op: False,
     shorten=shorten,
+    contest_problems=contest_problems,  # G-INV-1..12 on the stored documents after a race (gateway_structure)
+    parallel=_parallel_spec,
+    describe_impl=lambda impl: (("the gateway reference" if impl is REFERENCE_GATEWAY else impl.name)
+                                if isinstance(impl, GatewaySystem) else None),
 )

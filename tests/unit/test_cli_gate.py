@@ -136,18 +136,19 @@ def _collected(*args: str) -> set[str]:
 
 
 def test_the_deselection_leaves_one_system_and_no_catalogue():
-    journal = _collected("--only-system", "journal", "--without-catalogues")
-    lantern = _collected("--only-system", "lantern", "--without-catalogues")
-    files = {system: {node.split("::")[0] for node in nodes} for system, nodes in (("journal", journal),
-                                                                                  ("lantern", lantern))}
+    files = {system: {node.split("::")[0] for node in _collected("--only-system", system, "--without-catalogues")}
+             for system in ("journal", "lantern", "gateway")}
     assert {"stateful_tests/journal_machine.py", "race_tests/test_races.py",
             "parallel_tests/test_parallel_reference.py"} <= files["journal"]
     assert {"stateful_tests/lantern_machine.py", "race_tests/test_lantern_races.py",
             "parallel_tests/test_lantern_parallel_reference.py"} <= files["lantern"]
     assert not any("lantern" in path or "gateway" in path for path in files["journal"]), files["journal"]
     assert not any("journal" in path or path.endswith("/test_races.py") for path in files["lantern"]), files["lantern"]
+    assert {"stateful_tests/gateway_machine.py", "race_tests/test_gateway_races.py",
+            "parallel_tests/test_gateway_parallel_reference.py"} <= files["gateway"]
+    assert not any("lantern" in path or "journal" in path for path in files["gateway"]), files["gateway"]
     # no catalogue is left: every known-bad test module of these suites is marked as one
-    assert not any("known_bad" in path for path in files["journal"] | files["lantern"])
+    assert not any("known_bad" in path for paths in files.values() for path in paths), files
 
 
 def test_an_unknown_system_name_is_a_usage_error():

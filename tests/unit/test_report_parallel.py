@@ -21,6 +21,7 @@ from tests.unit.report_support import copy_fixture, passing_run
 
 PASSING = ParallelRun("reference", "reference", "ci", 10, 5, 50, 10, 27.5)
 LANTERN_PASSING = ParallelRun("lantern-reference", "reference", "ci", 4, 5, 20, 4, 60.6, plugin="lantern")
+GATEWAY_PASSING = ParallelRun("gateway-reference", "reference", "ci", 5, 5, 25, 5, 21.0, plugin="gateway")
 LANTERN_CAUGHT = ParallelVariant("finding_5_read_then_write_extinguish", "extinguish.ended:concurrent", "caught",
                                  3.1, 1, "fails always", 5, 5, 2, 2, 2,
                                  "counterexamples/parallel-lantern-finding_5-1.json", "p::t[f5]", plugin="lantern")
@@ -109,17 +110,18 @@ def test_a_contended_reference_run_fails_the_verdict_for_contention(tmp_path):
     )
 
 
-# --- both systems ------------------------------------------------------------------------------------------
+# --- every system ------------------------------------------------------------------------------------------
 
 
 def test_each_system_s_runs_and_variants_are_collected_and_shown(tmp_path):
-    run = _run(tmp_path, runs=(PASSING, LANTERN_PASSING), variants=(CAUGHT, LANTERN_CAUGHT))
+    run = _run(tmp_path, runs=(PASSING, LANTERN_PASSING, GATEWAY_PASSING), variants=(CAUGHT, LANTERN_CAUGHT))
     section = run.parallel
-    assert section.systems == ("journal", "lantern")
-    assert [(r.name, r.plugin) for r in section.runs] == [("lantern-reference", "lantern"), ("reference", "journal")]
+    assert section.systems == ("gateway", "journal", "lantern")
+    assert [(r.name, r.plugin) for r in section.runs] == [
+        ("gateway-reference", "gateway"), ("lantern-reference", "lantern"), ("reference", "journal")]
     data = json.loads(json.dumps(run.to_json()))
     assert [(r["name"], r["plugin"]) for r in data["parallel"]["runs"]] == [
-        ("lantern-reference", "lantern"), ("reference", "journal")]
+        ("gateway-reference", "gateway"), ("lantern-reference", "lantern"), ("reference", "journal")]
     assert {v["name"]: v["plugin"] for v in data["parallel"]["variants"]}[LANTERN_CAUGHT.name] == "lantern"
     assert Run.from_json(data) == run
     verdict = judge(run)
@@ -127,6 +129,7 @@ def test_each_system_s_runs_and_variants_are_collected_and_shown(tmp_path):
     text = render_markdown(run)
     assert "**Parallel (journal):** 1 run(s), 10 programs, 50 repetitions; all linearizable" in text
     assert "**Parallel (lantern):** 1 run(s), 4 programs, 20 repetitions; all linearizable" in text
+    assert "**Parallel (gateway):** 1 run(s), 5 programs, 25 repetitions; all linearizable" in text
     assert "**Concurrent known-bad:** 2 variants: 2 caught" in text
     page = render_html(run)
     assert "lantern-reference" in page and LANTERN_CAUGHT.name in page and "parallel-lantern-finding_5-1.json" in page
@@ -143,6 +146,7 @@ def test_a_failing_lantern_run_fails_the_verdict(tmp_path):
 def test_a_system_without_a_run_is_a_warning(tmp_path):
     verdict = judge(_run(tmp_path, runs=(PASSING,)))
     assert verdict.status == "pass" and "parallel: no run of the lantern's programs (not run)" in verdict.warnings
+    assert "parallel: no run of the gateway's programs (not run)" in verdict.warnings
     assert "**Parallel (lantern):** no run" in render_markdown(_run(tmp_path / "v", runs=(PASSING,),
                                                                        variants=(LANTERN_CAUGHT,)))
 
