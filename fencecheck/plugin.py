@@ -128,6 +128,11 @@ class SystemPlugin:
     # How output names an implementation of this system ("the lantern reference", its spec); None: not one
     # of this system's (fencecheck.systems.describe_system asks every plug-in).
     describe_impl: Callable[[Any], str | None] = lambda _impl: None
+    # The implementation specs that are this system's ($FENCECHECK_SYSTEM, `gate --known-bad`, counterexample
+    # files): a spec is its own when it equals one of these or, for one ending in ":", starts with it
+    # (`owns_spec`, asked by fencecheck.systems.system_of_spec). A spec no plug-in owns is the journal's (any
+    # importable module with the four journal functions).
+    spec_prefixes: tuple[str, ...] = ()
     # Its catalogue of known-bad variants (`fencecheck gate --known-bad NAME`): name -> the spec that resolves
     # it, in catalogue order; loaded only when asked (the catalogue is test material).
     known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
@@ -146,6 +151,9 @@ class SystemPlugin:
     contest_problems: Callable[[Any, Mapping[str, Any], Mapping[str, Any], Any], list[str]] = (
         lambda _state, _before, _after, _contest: []
     )
+
+    def owns_spec(self, spec: str) -> bool:
+        return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

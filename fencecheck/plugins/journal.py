@@ -317,6 +317,8 @@ JOURNAL = SystemPlugin(
     error_code=_error_code,
     unavailable_code=JOURNAL_UNAVAILABLE,
     spec_of=lambda impl: impl.module,
+    # Its own prefixes; it is also fencecheck.systems.DEFAULT_SYSTEM: a spec no plug-in owns (any module) is its.
+    spec_prefixes=(REFERENCE.module, "known_bad.journal:", "journal:exec:"),
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("commands",),

@@ -156,6 +156,31 @@ def test_implementations_resolve_by_spec():
         LANTERN.resolve("known_bad.lantern:no-such-variant")
 
 
+def test_each_plugin_names_the_specs_that_are_its_own():
+    from fencecheck.systems import DEFAULT_SYSTEM, system_of_spec
+
+    assert DEFAULT_SYSTEM == "journal"
+    for name in ("journal", "lantern"):
+        own = plugin(name)
+        assert own.spec_prefixes, name  # every plug-in says which specs are its
+        reference = own.spec_of(own.reference)
+        assert own.owns_spec(reference) and system_of_spec(reference) == name
+        assert system_of_spec(f"known_bad.{name}:any_variant") == name
+        assert system_of_spec(f"{name}:exec:some command") == name
+    # exact names are exact, prefixes end in ":"; a module no plug-in owns is the journal's
+    assert system_of_spec("reference.lanternish") == "journal" and system_of_spec("my_journal.impl") == "journal"
+    assert system_of_spec("  ") is None
+
+
+def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
+    from fencecheck import systems
+
+    claiming = attrs.evolve(LANTERN, spec_prefixes=("acme.lantern:",))
+    monkeypatch.setattr(systems, "plugin_named", lambda name: claiming if name == "lantern" else plugin(name))
+    assert systems.system_of_spec("acme.lantern:v2") == "lantern"
+    assert systems.system_of_spec("known_bad.lantern:x") == "journal"  # no longer claimed: the default's
+
+
 def test_a_lantern_history_round_trips_and_is_judged_with_its_own_model():
     venue, light, extinguish = LANTERN_OPS[0], LANTERN_OPS[1], LANTERN_OPS[4]
     setup = LANTERN.step(LANTERN.initial_state(), venue)[0]
