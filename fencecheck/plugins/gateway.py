@@ -87,6 +87,14 @@ def resolve(spec: str | None) -> GatewaySystem:
     return GatewaySystem.of(found.system_spec, found.build())
 
 
+def known_bad_variants() -> dict[str, str]:
+    """The catalogue's variants (known_bad/gateway/), sequential and concurrent, each by its spec: `fencecheck
+    gate --known-bad NAME` finds a gateway variant here."""
+    from known_bad.gateway import VARIANTS  # test material: loaded only when asked
+
+    return {v.name: v.system_spec for v in VARIANTS}
+
+
 # --- calls ---------------------------------------------------------------------------------------------
 
 # model operation -> the public function it stands for
@@ -342,6 +350,8 @@ GATEWAY = SystemPlugin(
     error_code=_error_code,
     unavailable_code=GATEWAY_UNAVAILABLE,
     spec_of=lambda impl: impl.name,
+    spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+    known_bad_variants=known_bad_variants,
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("journals",),
