@@ -58,6 +58,18 @@ def _identity_text(text: str, _state: Any) -> str:
 
 
 @attrs.frozen
+class BrowserBoundary:
+    """What browser clients must be denied (firestore.rules), as the rules probe (fencecheck.rules_probe)
+    requests it: `documents` are (target, path) with the path a template over one synthetic id `{id}` (64
+    lowercase hex: the probe seeds one id's documents and creates under another, kept absent); `groups` are
+    (target, collection id) of collection-group queries. Target names are the rules matrix's rows and are
+    unique over every plug-in."""
+
+    documents: tuple[tuple[str, str], ...] = ()
+    groups: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
 class SystemPlugin:
     """One system: its model, its partitions, its implementations and how its operations are written down."""
 
@@ -133,6 +145,9 @@ class SystemPlugin:
     # (`owns_spec`, asked by fencecheck.systems.system_of_spec). A spec no plug-in owns is the journal's (any
     # importable module with the four journal functions).
     spec_prefixes: tuple[str, ...] = ()
+    # Its documents and collection groups a browser client must be denied; empty: the system has no browser
+    # boundary of its own (the default-deny of firestore.rules covers it, and the probe does not ask).
+    browser_denied: BrowserBoundary = BrowserBoundary()
     # Its catalogue of known-bad variants (`fencecheck gate --known-bad NAME`): name -> the spec that resolves
     # it, in catalogue order; loaded only when asked (the catalogue is test material).
     known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
