@@ -25,7 +25,7 @@ import reference.gateway
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from model.gateway import (
     TRANSITIONS,
     ApplyEvidence,
@@ -351,6 +351,19 @@ GATEWAY = SystemPlugin(
     unavailable_code=GATEWAY_UNAVAILABLE,
     spec_of=lambda impl: impl.name,
     spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+    # G34: no browser client reads or writes a namespace, record or event, nor queries their groups
+    browser_denied=BrowserBoundary(
+        documents=(
+            ("gateway_namespace", "gatewayNamespaces/{id}"),
+            ("gateway_record", "gatewayNamespaces/{id}/journals/{id}"),
+            ("gateway_event", "gatewayNamespaces/{id}/journals/{id}/events/0000000001"),
+        ),
+        groups=(
+            ("group_gateway_namespaces", "gatewayNamespaces"),
+            ("group_journals", "journals"),
+            ("group_events", "events"),
+        ),
+    ),
     known_bad_variants=known_bad_variants,
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
