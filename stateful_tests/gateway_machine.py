@@ -68,7 +68,6 @@ from model.gateway import (
     owner_fingerprint_of,
     record_documents,
 )
-from stateful_tests import gateway_counterexamples
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 
 BUDGETS: dict[str, dict[str, int]] = {
@@ -726,8 +725,3 @@ class TestGatewayMachine(BoundToEmulator, GatewayMachine.TestCase):
     settings = machine_settings()
     machine = GatewayMachine
 
-    def runTest(self):
-        with gateway_counterexamples.patched():  # a failure's counterexample file must load (see there)
-            super().runTest()
-
-    runTest.is_hypothesis_test = True

@@ -8,8 +8,8 @@ budget). The test passes only when fencecheck.known_bad_verdict calls it caught:
 and then by delta debugging, written as a counterexample file that names the variant, fails when replayed
 against the variant and passes against the reference. The procedure, and what is timed and recorded, is the
 journal catalogue's (stateful_tests/known_bad_support.py); results go to
-`artifacts/known_bad/gateway-machine-<name>.json`. Counterexample files get their missing model imports from
-`stateful_tests.gateway_counterexamples` (a stopgap, see there).
+`artifacts/known_bad/gateway-machine-<name>.json`. Counterexample files import the model classes their
+operations hold as the plug-in names them (`GATEWAY.model_imports`).
 
 The concurrent variants are out of a sequential machine's reach by definition; the sequential ones the machine
 does not yet catch reliably are listed in NOT_YET_RELIABLE with what was measured. A test keeps the catalogue's
@@ -25,7 +25,6 @@ from hypothesis import settings
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.gateway import GATEWAY
 from known_bad.gateway import VARIANTS, variant
-from stateful_tests import gateway_counterexamples
 from stateful_tests.gateway_machine import GatewayMachine, InvariantViolated, machine_settings
 from stateful_tests.known_bad_support import Target, catch
 
@@ -64,6 +63,5 @@ def test_gateway_variant_is_caught_by_the_machine(name, emulator, project_id, fi
         machine_prefix="KnownBadGateway",
         detections=(LockstepMismatch, InvariantViolated),
     )
-    with gateway_counterexamples.patched():
-        catch(target, emulator=emulator, project_id=project_id, db=firestore_db,
-              failing_property=request.node.nodeid, record_property=record_property)
+    catch(target, emulator=emulator, project_id=project_id, db=firestore_db,
+          failing_property=request.node.nodeid, record_property=record_property)

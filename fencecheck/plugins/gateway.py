@@ -87,6 +87,21 @@ def resolve(spec: str | None) -> GatewaySystem:
     return GatewaySystem.of(found.system_spec, found.build())
 
 
+def held_classes(ops: Sequence[Any]) -> set[str]:
+    """The model classes of the attrs values the operations hold, at any depth (a JournalRef, a HostedAnswer,
+    an Evidence): a counterexample file spells them, so it imports them (`SystemPlugin.model_imports`)."""
+    found: set[str] = set()
+    pending = list(ops)
+    while pending:
+        value = pending.pop()
+        for field in attrs.fields(type(value)):
+            inner = getattr(value, field.name)
+            if attrs.has(type(inner)):
+                found.add(type(inner).__name__)
+                pending.append(inner)
+    return found
+
+
 def known_bad_variants() -> dict[str, str]:
     """The catalogue's variants (known_bad/gateway/), sequential and concurrent, each by its spec: `fencecheck
     gate --known-bad NAME` finds a gateway variant here."""
@@ -365,6 +380,7 @@ GATEWAY = SystemPlugin(
         ),
     ),
     known_bad_variants=known_bad_variants,
+    model_imports=held_classes,
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("journals",),
