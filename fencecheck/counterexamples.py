@@ -7,7 +7,8 @@ renders a whole program as a test module that replays it with `fencecheck.lockst
 (the short id is a digest of the program, so the same program always lands in the same file).
 
 Programs of any system (`plugin=`, a `fencecheck.plugin.SystemPlugin`) are written; the operations are
-imported from `model.<system>`. Values the plug-in hoists (`SystemPlugin.hoisted`: the journal's command
+imported from `model.<system>`, with the classes of the values they hold that the plug-in names
+(`SystemPlugin.model_imports`). Values the plug-in hoists (`SystemPlugin.hoisted`: the journal's command
 refs) are spelled once, as constants `C1`, `C2`, ...
 
 A plug-in may spell how its files name the system replayed (`SystemPlugin.counterexample_system`: the
@@ -102,6 +103,7 @@ def _holds_datetime(value: Any) -> bool:
 def _model_imports(ops: Sequence[Operation], plugin: SystemPlugin, hoisted: Sequence[Any]) -> list[str]:
     """The standard-library line and the model's import: exactly the names the operations use."""
     model = {type(op).__name__ for op in ops} | {type(value).__name__ for value in hoisted}
+    model |= set(plugin.model_imports(ops))  # the classes of values the operations hold, as the plug-in says
     if any(isinstance(value, enum.Enum) for op in ops for value in attrs.astuple(op, recurse=False)):
         model.add("FaultKind")  # both models' only enum
     lines = ["from datetime import UTC, datetime", ""] if any(_holds_datetime(op) for op in ops) else []

@@ -58,6 +58,18 @@ def _identity_text(text: str, _state: Any) -> str:
 
 
 @attrs.frozen
+class BrowserBoundary:
+    """What browser clients must be denied (firestore.rules), as the rules probe (fencecheck.rules_probe)
+    requests it: `documents` are (target, path) with the path a template over one synthetic id `{id}` (64
+    lowercase hex: the probe seeds one id's documents and creates under another, kept absent); `groups` are
+    (target, collection id) of collection-group queries. Target names are the rules matrix's rows and are
+    unique over every plug-in."""
+
+    documents: tuple[tuple[str, str], ...] = ()
+    groups: tuple[tuple[str, str], ...] = ()
+
+
+@attrs.frozen
 class SystemPlugin:
     """One system: its model, its partitions, its implementations and how its operations are written down."""
 
@@ -128,11 +140,23 @@ class SystemPlugin:
     # How output names an implementation of this system ("the lantern reference", its spec); None: not one
     # of this system's (fencecheck.systems.describe_system asks every plug-in).
     describe_impl: Callable[[Any], str | None] = lambda _impl: None
+    # The implementation specs that are this system's ($FENCECHECK_SYSTEM, `gate --known-bad`, counterexample
+    # files): a spec is its own when it equals one of these or, for one ending in ":", starts with it
+    # (`owns_spec`, asked by fencecheck.systems.system_of_spec). A spec no plug-in owns is the journal's (any
+    # importable module with the four journal functions).
+    spec_prefixes: tuple[str, ...] = ()
+    # Its documents and collection groups a browser client must be denied; empty: the system has no browser
+    # boundary of its own (the default-deny of firestore.rules covers it, and the probe does not ask).
+    browser_denied: BrowserBoundary = BrowserBoundary()
     # Its catalogue of known-bad variants (`fencecheck gate --known-bad NAME`): name -> the spec that resolves
     # it, in catalogue order; loaded only when asked (the catalogue is test material).
     known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
 
     # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
+    # (the operations) -> the names of model classes a file spells beyond the operations' own and the hoisted
+    # values' (what an operation holds: the gateway's JournalRef, HostedAnswer, Evidence), imported from
+    # `model.<name>` with them.
+    model_imports: Callable[[Sequence[Any]], Iterable[str]] = lambda _ops: ()
     # Values the operations share, spelled once in a file as constants C1, C2, ... (the journal's commands).
     hoisted: Callable[[Sequence[Any]], Sequence[Any]] = lambda _ops: ()
     # (the implementation's spec, None: the reference) -> how a file names what it replays: (its import lines,
@@ -146,6 +170,9 @@ class SystemPlugin:
     contest_problems: Callable[[Any, Mapping[str, Any], Mapping[str, Any], Any], list[str]] = (
         lambda _state, _before, _after, _contest: []
     )
+
+    def owns_spec(self, spec: str) -> bool:
+        return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

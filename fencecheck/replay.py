@@ -33,8 +33,9 @@ from fencecheck.linearizability import check
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.parallel.case import load_counterexample as load_parallel_counterexample
 from fencecheck.parallel.case import recheck_parallel, replay_parallel_case
+from fencecheck.plugins import plugin as plugin_named
 from fencecheck.replay_contest import load_contest, replay_contest
-from fencecheck.systems import LANTERN_SPECS, describe_system, resolve_implementation, system_of_spec
+from fencecheck.systems import DEFAULT_SYSTEM, describe_system, resolve_implementation, system_of_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_EXPLANATION_LINES = 15
@@ -238,7 +239,10 @@ def _override(path: Path, system_name: str, spec: str) -> str | None:
     """The spec `--system SPEC` names for a counterexample of `system_name` (None: the journal's reference)."""
     spec = spec.strip()
     if spec == REFERENCE_SPEC:
-        return LANTERN_SPECS[0] if system_name == "lantern" else None
+        if system_name == DEFAULT_SYSTEM:
+            return None
+        own = plugin_named(system_name)
+        return own.spec_of(own.reference)
     named = system_of_spec(spec)
     if named != system_name:
         raise UsageError(f"--system {spec!r} names a {named or 'missing'} implementation, but {path} is a "

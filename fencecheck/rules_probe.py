@@ -15,13 +15,22 @@ Identities:
     owner            ``Authorization: Bearer owner``: the emulator's stand-in for the Admin SDK / IAM
                      path, which rules do not govern (the "server code still works" control)
 
-Targets (documents of one synthetic command key hash, never a real record):
+Targets: what every plug-in says a browser client must be denied (`SystemPlugin.browser_denied`), documents
+of one synthetic id (a 64-hex hash, never a real record) and collection groups, in registry order. The
+journal's:
     root             checkoutRequests/{hash}
     lifecycle        checkoutRequests/{hash}/lifecycle/current
     audit            auditEvents/commerce_command_{hash}_0000000001
     group_lifecycle  collection-group query over ``lifecycle``
     group_audit      collection-group query over ``auditEvents``
     group_root       collection-group query over ``checkoutRequests``
+the gateway's (docs/gateway-contract.md, G34):
+    gateway_namespace         gatewayNamespaces/{hash}
+    gateway_record            gatewayNamespaces/{hash}/journals/{hash}
+    gateway_event             gatewayNamespaces/{hash}/journals/{hash}/events/0000000001
+    group_gateway_namespaces  collection-group query over ``gatewayNamespaces``
+    group_journals            collection-group query over ``journals``
+    group_events              collection-group query over ``events``
 
 Operations on a document target: get, list (its parent collection), create (POST with documentId),
 update (PATCH with an update mask and an exists precondition), delete (with an exists precondition).
@@ -34,7 +43,8 @@ successful read, how many documents came back. They never keep a response body, 
 emulator's messages quote document paths and rule evaluation details), a document id or field values.
 Bad arguments raise ``fencecheck.errors.UsageError``; a request that cannot be carried out (emulator
 unreachable, owner-side seeding failed) raises ``RulesProbeError``. Both carry fixed messages only. Apart
-from those two exception classes, only the standard library is used.
+from those two exception classes and the plug-in registry (for the targets), only the standard library is
+used.
 """
 
 from __future__ import annotations
@@ -57,7 +67,9 @@ from fencecheck.errors import FencecheckError, UsageError
 __all__ = [
     "BROWSER_IDENTITIES",
     "DOCUMENT_OPERATIONS",
+    "DOCUMENT_PATHS",
     "DOCUMENT_TARGETS",
+    "GROUP_COLLECTIONS",
     "GROUP_OPERATIONS",
     "GROUP_TARGETS",
     "IDENTITIES",
@@ -67,6 +79,8 @@ __all__ = [
     "RulesMatrix",
     "RulesProbe",
     "RulesProbeError",
+    "TARGET_SYSTEMS",
+    "boundary_targets",
     "emulator_token",
     "identity_claims",
     "probe_cases",
@@ -76,19 +90,35 @@ __all__ = [
 BROWSER_IDENTITIES: tuple[str, ...] = ("unauthenticated", "anonymous", "member", "admin_claim")
 IDENTITIES: tuple[str, ...] = (*BROWSER_IDENTITIES, "owner")
 
-DOCUMENT_TARGETS: tuple[str, ...] = ("root", "lifecycle", "audit")
-GROUP_TARGETS: tuple[str, ...] = ("group_lifecycle", "group_audit", "group_root")
+
+
+def boundary_targets() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(document target -> path template, group target -> collection id, target -> system) over every
+    plug-in's `browser_denied`, in registry order; a target name two plug-ins use is an error."""
+    from fencecheck.plugins import SYSTEM_NAMES, plugin  # the plug-ins name the paths; the probe only asks
+
+    documents: dict[str, str] = {}
+    groups: dict[str, str] = {}
+    systems: dict[str, str] = {}
+    for name in SYSTEM_NAMES:
+        boundary = plugin(name).browser_denied
+        for target, value, into in (*((t, p, documents) for t, p in boundary.documents),
+                                    *((t, g, groups) for t, g in boundary.groups)):
+            if target in systems:
+                raise ValueError(f"rules probe target {target!r} is named by both {systems[target]} and {name}: "
+                                 "give each plug-in's targets names of their own")
+            into[target], systems[target] = value, name
+    return documents, groups, systems
+
+
+DOCUMENT_PATHS, GROUP_COLLECTIONS, TARGET_SYSTEMS = boundary_targets()
+DOCUMENT_TARGETS: tuple[str, ...] = tuple(DOCUMENT_PATHS)
+GROUP_TARGETS: tuple[str, ...] = tuple(GROUP_COLLECTIONS)
 TARGETS: tuple[str, ...] = (*DOCUMENT_TARGETS, *GROUP_TARGETS)
 
 DOCUMENT_OPERATIONS: tuple[str, ...] = ("get", "list", "create", "update", "delete")
 GROUP_OPERATIONS: tuple[str, ...] = ("query",)
 MUTATING_OPERATIONS: frozenset[str] = frozenset({"create", "update", "delete"})
-
-GROUP_COLLECTIONS: Mapping[str, str] = {
-    "group_lifecycle": "lifecycle",
-    "group_audit": "auditEvents",
-    "group_root": "checkoutRequests",
-}
 
 # Synthetic, fixed command key hashes: not derived from any real command.
 PROBE_COMMAND_HASH = hashlib.sha256(b"fencecheck rules probe: seeded command").hexdigest()
@@ -309,13 +339,9 @@ class RulesProbe:
     def document_path(self, target: str, *, for_create: bool = False) -> str:
         """The document path of a document target, relative to ``.../documents``."""
         h = self._create_hash if for_create else self._command_hash
-        if target == "root":
-            return f"checkoutRequests/{h}"
-        if target == "lifecycle":
-            return f"checkoutRequests/{h}/lifecycle/current"
-        if target == "audit":
-            return f"auditEvents/commerce_command_{h}_0000000001"
-        raise UsageError("not a document target")
+        if target not in DOCUMENT_PATHS:
+            raise UsageError("not a document target")
+        return DOCUMENT_PATHS[target].format(id=h)
 
     def seeded_paths(self) -> tuple[str, ...]:
         return tuple(self.document_path(t) for t in DOCUMENT_TARGETS)
@@ -370,7 +396,7 @@ class RulesProbe:
     # ---- owner-side helpers ----------------------------------------------------------------------
 
     def seed(self) -> None:
-        """As owner: write the three probe documents of ``command_hash``; remove those of ``create_hash``."""
+        """As owner: write the probe documents of ``command_hash``; remove those of ``create_hash``."""
         for path in self.seeded_paths():
             status, _ = self._request("owner", "PATCH", self._doc_url(path), _probe_fields("seeded"))
             if status != 200:

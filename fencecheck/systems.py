@@ -1,8 +1,10 @@
 """Which implementation a suite runs against: the reference, or the system $FENCECHECK_SYSTEM names.
 
-$FENCECHECK_SYSTEM names an implementation of one system (plug-in): `known_bad.lantern:<variant>` and
-`reference.lantern` belong to the lantern, anything else to the journal (`system_of_spec`). Suites of the
-other system run against their reference: `configured_implementation(plugin)`. Each plug-in resolves its own
+$FENCECHECK_SYSTEM names an implementation of one system (plug-in): each plug-in says which specs are its own
+(`SystemPlugin.spec_prefixes`: the lantern's `reference.lantern` and `known_bad.lantern:<variant>`, the
+gateway's `reference.gateway` and `known_bad.gateway:<variant>`), and a spec no plug-in owns is the journal's
+(DEFAULT_SYSTEM: any importable module with its four functions) (`system_of_spec`). Suites of the other
+systems run against their reference: `configured_implementation(plugin)`. Each plug-in resolves its own
 specs (`SystemPlugin.resolve`: the journal's spelling is in `fencecheck/plugins/journal.py`).
 
 `fencecheck gate --known-bad NAME` sets the variable for the suites' processes; the stateful machines and the
@@ -50,18 +52,18 @@ def resolve_system(spec: str | None) -> Any:
     return plugin_named("journal").resolve(spec)
 
 
-LANTERN_SPECS = ("reference.lantern", "known_bad.lantern:")
+DEFAULT_SYSTEM = "journal"  # owns every spec no plug-in claims: its implementations may be any module
 
 
 def system_of_spec(spec: str | None) -> str | None:
-    """The plug-in a system spec belongs to ("journal", "lantern"), None for an empty spec."""
+    """The plug-in a system spec belongs to ("journal", "lantern", "gateway"), None for an empty spec."""
     spec = (spec or "").strip()
     if not spec:
         return None
     named, mark, _command = spec.partition(":exec:")
     if mark and named in SYSTEM_NAMES:  # `<system>:exec:<command line>`: an implementation in another process
         return named
-    return "lantern" if spec == LANTERN_SPECS[0] or spec.startswith(LANTERN_SPECS[1]) else "journal"
+    return next((name for name in SYSTEM_NAMES if plugin_named(name).owns_spec(spec)), DEFAULT_SYSTEM)
 
 
 def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | None = None) -> Any:

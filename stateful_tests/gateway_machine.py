@@ -30,6 +30,7 @@ Collected by `stateful_tests/conftest.py` (the file name does not match `test_*.
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NamedTuple
 
@@ -68,7 +69,6 @@ from model.gateway import (
     owner_fingerprint_of,
     record_documents,
 )
-from stateful_tests import gateway_counterexamples
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 
 pytestmark = pytest.mark.system("gateway")  # deselected by --only-system <another>
@@ -104,6 +104,12 @@ RECEIPT = "c" * 64
 VERIFIED = {"stripe_payment_intent": "PROVIDER_API_VERIFIED", "x402": "CHAIN_FINALIZED"}
 FAULT_SPACING = 8
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
+# The journey rules (GatewayMachine.deep_journey): fresh journals per example (each one more partition for every
+# whole-project read-back), their operation ids (UUID4s from a counter), and the gaps before a boundary (all
+# < 120 s: a provider intent that close to the deadline has its lease capped there).
+MAX_FRESH_JOURNALS = 6
+FRESH_ID_BASE = 0x5EED << 64
+DEEP_GAPS = (timedelta(milliseconds=1), timedelta(seconds=1), timedelta(seconds=60), timedelta(seconds=119))
 
 workers = st.sampled_from(WORKERS)
 regions = st.sampled_from(REGIONS)
@@ -154,6 +160,7 @@ class GatewayMachine(RuleBasedStateMachine):
         self.clock = T0
         self.last_call: Any = None
         self.last_fault_at = -FAULT_SPACING
+        self.fresh_journals = 0
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -459,6 +466,107 @@ class GatewayMachine(RuleBasedStateMachine):
         return Evidence(VERIFIED[ref.provider], True, verdict, ref.operation_identity, payment, fenced,
                         RECEIPT if terminal else None)
 
+    # --- deep journeys on fresh journals ------------------------------------------------------------
+
+    def deep_journey(self, base, journey, verdict, fenced, reported, receipt, claimed, retry, gap, bend="none"):
+        """A fresh journal taken straight (begin, claim, the hosted answer, provider intent) to where a journey
+        decides, its clock placed at the boundary that matters:
+        - `recovery`: a second worker's claim exactly at the consume lease's expiry, then its recovery of the
+          lost hosted answer (IDEMPOTENT_CONSUMED);
+        - `unbound`: a hosted answer whose deadline is 1 ms off transitioned_at + 15 min (`bend`), then the
+          right one;
+        - `late_provider`: the provider intent taken `gap` (< 120 s) before the deadline (its lease capped there);
+        - `owner`: the owner's report and its verified evidence;
+        - `early_reconcile`: a reconciler asking `gap` before the provider lease ends (an active submission);
+        - `reconcile`: after the provider lease expired (an owner that never reported asks again first), a
+          reconciler's lease and its verified evidence, fenced or not;
+        - `manual`: the processor's manual terminal on the abandoned submission, claiming verification or not;
+        - `at_deadline`: exactly at the deadline, the window's close, then a fenced manual terminal.
+        The decisive call is then made again (`retry`: its answer was lost). Evidence carries a receipt where the
+        model's decision is terminal, or (`flipped`) exactly where it is not. The other rules reach these points
+        only through a long chain of the right advances on one of two journals, each of which ends for good at
+        its first terminal: variants whose hazard sits there survived whole ci runs."""
+        self.fresh_journals += 1
+        ref = attrs.evolve(base, operation_id=str(uuid.UUID(int=FRESH_ID_BASE + self.fresh_journals, version=4)))
+        consumer, owner, reconciler = WORKERS
+        self._run(Begin(journal=ref, now=self.clock))
+        claim = self._run(ClaimConsume(journal=ref, lease_id=consumer, now=self.clock)).output
+        record = self._record(ref)
+        hosted = self._hosted(ref, record, "FRESH")
+        if journey == "recovery":  # the consume answer was lost: the next worker takes over at the expiry
+            self.clock = max(self.clock, record.lease_expires_at)
+            taken = self._run(ClaimConsume(journal=ref, lease_id=owner, now=self.clock)).output
+            recovery = RecordConsume(journal=ref, lease_id=owner, expected_fence_epoch=taken["fence_epoch"],
+                                     answer=attrs.evolve(hosted, kind="IDEMPOTENT_CONSUMED"), now=self.clock)
+            self._run(recovery)
+            if retry:
+                self._run(attrs.evolve(recovery, now=self.clock))
+            return ref
+        if journey == "unbound":  # never recorded: the deadline is bound to the transition
+            wrong = hosted.settlement_deadline_at + (1 if bend == "deadline_later" else -1)
+            self._run(RecordConsume(journal=ref, lease_id=consumer, expected_fence_epoch=claim["fence_epoch"],
+                                    answer=attrs.evolve(hosted, settlement_deadline_at=wrong), now=self.clock))
+        self._run(RecordConsume(journal=ref, lease_id=consumer, expected_fence_epoch=claim["fence_epoch"],
+                                answer=hosted, now=self.clock))
+        deadline = _deadline(self._record(ref))
+        if journey == "late_provider":  # the provider lease is capped at the deadline (rule tpi.first)
+            self.clock = max(self.clock, deadline - gap)
+        self._run(TakeProviderIntent(journal=ref, lease_id=owner, now=self.clock))
+        record = self._record(ref)
+        if journey in ("late_provider", "unbound"):
+            return ref
+        if reported or journey == "owner":
+            self._run(ReportSubmission(journal=ref, lease_id=owner, expected_fence_epoch=record.fence_epoch,
+                                       claim_id="claim-1", provider_submission_id="sub-1", payment_reference="pi_1",
+                                       caller_outcome="succeeded", now=self.clock))
+        if journey == "owner":
+            decisive = self._deep_evidence(ref, owner, verdict, fenced, receipt)
+        elif journey == "early_reconcile":  # the submission is still active: never overwritten
+            self.clock = max(self.clock, record.lease_expires_at - gap)
+            decisive = TakeReconcileLease(journal=ref, lease_id=reconciler, now=self.clock)
+            self._run(decisive)
+        elif journey == "at_deadline":
+            self.clock = max(self.clock, deadline)
+            self._run(CloseWindow(journal=ref, now=self.clock))  # a provider-owned journal never closes
+            decisive = ManualTerminal(journal=ref, processor_result="COMMIT" if verdict == "SETTLED" else "RELEASE",
+                                      claimed_independent_verification=claimed, submission_fenced=True,
+                                      now=self.clock)
+            self._run(decisive)
+        else:
+            self.clock = max(self.clock, record.lease_expires_at + min(gap, timedelta(seconds=30)))  # abandoned
+            if journey == "manual":
+                decisive = ManualTerminal(journal=ref, processor_result="RELEASE" if verdict == "FAILED" else
+                                          "COMMIT", claimed_independent_verification=claimed,
+                                          submission_fenced=fenced, now=self.clock)
+                self._run(decisive)
+            else:
+                if not reported:  # the owner comes back: an abandoned intent is reconciled, never resubmitted
+                    self._run(TakeProviderIntent(journal=ref, lease_id=owner, now=self.clock))
+                self._run(TakeReconcileLease(journal=ref, lease_id=reconciler, now=self.clock))
+                decisive = self._deep_evidence(ref, reconciler, verdict, fenced, receipt)
+        if retry:  # the answer was lost: the same call again
+            self._run(attrs.evolve(decisive, now=self.clock))
+        return ref
+
+    def _deep_evidence(self, ref: JournalRef, worker: str, verdict: str, fenced: bool, receipt: str) -> ApplyEvidence:
+        """The lease holder's verified evidence, with a receipt where the model's decision is terminal (what a
+        correct caller sends) or, `flipped`, exactly where it is not (rule ase.receipt)."""
+        record = self._record(ref)
+        owner_path = record.state == "PROVIDER_INTENT"
+        if verdict == "SETTLED":
+            terminal = True
+        elif verdict in ("FAILED", "NOT_SUBMITTED"):
+            terminal = owner_path or (fenced and self.clock < _deadline(record))
+        else:
+            terminal = False  # not decisive: reconciliation continues
+        payment = None if verdict == "NOT_SUBMITTED" else (record.payment_reference or "pi_1")
+        evidence = Evidence(VERIFIED[ref.provider], True, verdict, ref.operation_identity, payment, fenced,
+                            RECEIPT if terminal != (receipt == "flipped") else None)
+        op = ApplyEvidence(journal=ref, lease_id=worker, expected_fence_epoch=record.fence_epoch, evidence=evidence,
+                           now=self.clock)
+        self._run(op)
+        return op
+
     # --- the trusted clock -----------------------------------------------------------------------
 
     @rule(step=st.sampled_from(ADVANCES))
@@ -572,6 +680,42 @@ for _copy in range(ADVANCE_RULES):
     setattr(GatewayMachine, f"advance_journal_{_copy}", _advance_rule(_copy))
 
 
+def _journey_rule(journey: str, **draws: Any) -> Any:
+    fixed = {"verdict": st.just("SETTLED"), "fenced": st.just(True), "reported": st.just(True),
+             "receipt": st.just("fits"), "claimed": st.just(False), "retry": st.booleans(),
+             "gap": st.sampled_from(DEEP_GAPS), "bend": st.just("none")}
+
+    def journey_rule(self, base, verdict, fenced, reported, receipt, claimed, retry, gap, bend):
+        return self.deep_journey(base, journey, verdict, fenced, reported, receipt, claimed, retry, gap, bend)
+
+    journey_rule.__name__ = journey_rule.__qualname__ = f"journey_{journey}"
+    journey_rule.__doc__ = f"A fresh journal to where the `{journey}` journey decides (GatewayMachine.deep_journey)."
+    return precondition(lambda self: self.fresh_journals < MAX_FRESH_JOURNALS)(
+        rule(target=GatewayMachine.journals, base=st.sampled_from((STRIPE, X402)), **(fixed | draws))(journey_rule))
+
+
+# One rule per journey, so each comes up as often as any rule (a journey parameter drawn inside one rule would
+# come up by Hypothesis's preference for its first values). The draws of each put first what its hazard needs:
+# Hypothesis's early, small examples take first values.
+JOURNEYS: dict[str, dict[str, Any]] = {
+    "recovery": {},
+    "unbound": {"bend": st.sampled_from(("deadline_later", "deadline_earlier"))},
+    "late_provider": {},
+    "owner": {"verdict": st.sampled_from(("UNKNOWN", "FAILED", "SETTLED", "NOT_SUBMITTED", "PENDING")),
+              "fenced": st.booleans(), "receipt": st.sampled_from(("fits", "flipped"))},
+    "early_reconcile": {"reported": st.booleans()},
+    "reconcile": {"verdict": st.sampled_from(("FAILED", "UNKNOWN", "SETTLED", "NOT_SUBMITTED", "CONFLICTING")),
+                  "fenced": st.booleans(), "reported": st.booleans(),
+                  "receipt": st.sampled_from(("fits", "fits", "flipped"))},
+    "manual": {"verdict": st.sampled_from(("SETTLED", "FAILED")), "claimed": st.sampled_from((True, False)),
+               "fenced": st.booleans(), "reported": st.booleans()},
+    "at_deadline": {"verdict": st.sampled_from(("FAILED", "SETTLED")), "claimed": st.booleans(),
+                    "reported": st.booleans()},
+}
+for _journey, _draws in JOURNEYS.items():
+    setattr(GatewayMachine, f"journey_{_journey}", _journey_rule(_journey, **_draws))
+
+
 def _deadline(record: Journal) -> datetime:
     """The settlement deadline, or the end of time before the hosted transition fixed one."""
     return ms_time(record.settlement_deadline_at) if record.settlement_deadline_at is not None else FAR_FUTURE
@@ -584,8 +728,3 @@ class TestGatewayMachine(BoundToEmulator, GatewayMachine.TestCase):
     settings = machine_settings()
     machine = GatewayMachine
 
-    def runTest(self):
-        with gateway_counterexamples.patched():  # a failure's counterexample file must load (see there)
-            super().runTest()
-
-    runTest.is_hypothesis_test = True

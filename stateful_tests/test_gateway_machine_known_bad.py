@@ -8,8 +8,8 @@ budget). The test passes only when fencecheck.known_bad_verdict calls it caught:
 and then by delta debugging, written as a counterexample file that names the variant, fails when replayed
 against the variant and passes against the reference. The procedure, and what is timed and recorded, is the
 journal catalogue's (stateful_tests/known_bad_support.py); results go to
-`artifacts/known_bad/gateway-machine-<name>.json`. Counterexample files get their missing model imports from
-`stateful_tests.gateway_counterexamples` (a stopgap, see there).
+`artifacts/known_bad/gateway-machine-<name>.json`. Counterexample files import the model classes their
+operations hold as the plug-in names them (`GATEWAY.model_imports`).
 
 The concurrent variants are out of a sequential machine's reach by definition; the sequential ones the machine
 does not yet catch reliably are listed in NOT_YET_RELIABLE with what was measured. A test keeps the catalogue's
@@ -25,7 +25,6 @@ from hypothesis import settings
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.gateway import GATEWAY
 from known_bad.gateway import VARIANTS, variant
-from stateful_tests import gateway_counterexamples
 from stateful_tests.gateway_machine import GatewayMachine, InvariantViolated, machine_settings
 from stateful_tests.known_bad_support import Target, catch
 
@@ -35,29 +34,10 @@ SEQUENTIAL = tuple(v.name for v in VARIANTS if not v.concurrent)
 CONCURRENT = tuple(v.name for v in VARIANTS if v.concurrent)
 # Sequential variants the machine does not yet catch reliably within the ci budget (3 rounds x 40 examples):
 # listed, with what was measured, rather than run as a test that fails by chance. Remove one once it is.
-NOT_YET_RELIABLE = {
-    "unfenced_release_after_reconciliation": (
-        "caught in one of two full ci runs (96 s, 6 steps) and survived the other's 3 rounds: the program must "
-        "reach a held reconcile lease (provider intent, its expiry, a reconcile lease) and then apply decisive "
-        "failure evidence without submission_fenced before the deadline; the advance rules reach that path too "
-        "rarely for 120 examples to be sure."
-    ),
-    "manual_trusts_claimed_verification": (
-        "caught in the helper's runs (37 s, 5 steps) and survived 3 rounds (122 examples, 108.5 s) in the clean-clone "
-        "ci run of 2026-12-01: the manual terminal must come with a claimed verification on a journal whose "
-        "settlement the machine has taken far enough for the stored verification to show (rule mt.commit)."
-    ),
-    "uncapped_provider_lease": (
-        "caught in the helper's runs (135 s, 4 steps) and survived 3 rounds (132 examples, 105.5 s) in the clean-clone "
-        "ci run of 2026-12-01: the provider intent must be taken less than 120 s before the settlement deadline for "
-        "the uncapped lease to differ from the capped one (rule tpi.first), which the clock rules reach rarely."
-    ),
-    "unknown_evidence_releases": (
-        "caught in the helper's runs (153 s, 6 steps) and in the clean-clone ci run of 2026-12-01, but not within "
-        "the derandomized ci budget (127 examples in 3 rounds, 170.4 s): verified evidence with verdict UNKNOWN must "
-        "meet a journal whose settlement can still continue (rule ase.continues)."
-    ),
-}
+# Empty since GatewayMachine.deep_journey: unfenced_release_after_reconciliation, manual_trusts_claimed_verification,
+# uncapped_provider_lease and unknown_evidence_releases were listed here (survived 3 rounds in some ci runs) until
+# the machine took fresh journals straight to where their hazards decide.
+NOT_YET_RELIABLE: dict[str, str] = {}
 RUN_HERE = tuple(name for name in SEQUENTIAL if name not in NOT_YET_RELIABLE)
 
 
@@ -85,6 +65,5 @@ def test_gateway_variant_is_caught_by_the_machine(name, emulator, project_id, fi
         machine_prefix="KnownBadGateway",
         detections=(LockstepMismatch, InvariantViolated),
     )
-    with gateway_counterexamples.patched():
-        catch(target, emulator=emulator, project_id=project_id, db=firestore_db,
-              failing_property=request.node.nodeid, record_property=record_property)
+    catch(target, emulator=emulator, project_id=project_id, db=firestore_db,
+          failing_property=request.node.nodeid, record_property=record_property)

@@ -26,7 +26,7 @@ import reference.gateway
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from fencecheck.plugins.gateway_structure import contest_problems
 from model.gateway import (
     TRANSITIONS,
@@ -87,6 +87,29 @@ def resolve(spec: str | None) -> GatewaySystem:
     except KeyError as error:
         raise SystemNotFoundError(f"gateway system {spec!r}: {error.args[0]}") from None
     return GatewaySystem.of(found.system_spec, found.build())
+
+
+def held_classes(ops: Sequence[Any]) -> set[str]:
+    """The model classes of the attrs values the operations hold, at any depth (a JournalRef, a HostedAnswer,
+    an Evidence): a counterexample file spells them, so it imports them (`SystemPlugin.model_imports`)."""
+    found: set[str] = set()
+    pending = list(ops)
+    while pending:
+        value = pending.pop()
+        for field in attrs.fields(type(value)):
+            inner = getattr(value, field.name)
+            if attrs.has(type(inner)):
+                found.add(type(inner).__name__)
+                pending.append(inner)
+    return found
+
+
+def known_bad_variants() -> dict[str, str]:
+    """The catalogue's variants (known_bad/gateway/), sequential and concurrent, each by its spec: `fencecheck
+    gate --known-bad NAME` finds a gateway variant here."""
+    from known_bad.gateway import VARIANTS  # test material: loaded only when asked
+
+    return {v.name: v.system_spec for v in VARIANTS}
 
 
 # --- calls ---------------------------------------------------------------------------------------------
@@ -350,6 +373,22 @@ GATEWAY = SystemPlugin(
     error_code=_error_code,
     unavailable_code=GATEWAY_UNAVAILABLE,
     spec_of=lambda impl: impl.name,
+    spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+    # G34: no browser client reads or writes a namespace, record or event, nor queries their groups
+    browser_denied=BrowserBoundary(
+        documents=(
+            ("gateway_namespace", "gatewayNamespaces/{id}"),
+            ("gateway_record", "gatewayNamespaces/{id}/journals/{id}"),
+            ("gateway_event", "gatewayNamespaces/{id}/journals/{id}/events/0000000001"),
+        ),
+        groups=(
+            ("group_gateway_namespaces", "gatewayNamespaces"),
+            ("group_journals", "journals"),
+            ("group_events", "events"),
+        ),
+    ),
+    known_bad_variants=known_bad_variants,
+    model_imports=held_classes,
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("journals",),

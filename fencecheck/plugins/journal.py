@@ -20,7 +20,7 @@ import attrs
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.lockstep import Lockstep
 from fencecheck.lockstep import replay as lockstep_replay
-from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
 from fencecheck.plugins.journal_store import key_of, write_key
@@ -317,6 +317,16 @@ JOURNAL = SystemPlugin(
     error_code=_error_code,
     unavailable_code=JOURNAL_UNAVAILABLE,
     spec_of=lambda impl: impl.module,
+    # Its own prefixes; it is also fencecheck.systems.DEFAULT_SYSTEM: a spec no plug-in owns (any module) is its.
+    spec_prefixes=(REFERENCE.module, "known_bad.journal:", "journal:exec:"),
+    browser_denied=BrowserBoundary(
+        documents=(
+            ("root", "checkoutRequests/{id}"),
+            ("lifecycle", "checkoutRequests/{id}/lifecycle/current"),
+            ("audit", "auditEvents/commerce_command_{id}_0000000001"),
+        ),
+        groups=(("group_lifecycle", "lifecycle"), ("group_audit", "auditEvents"), ("group_root", "checkoutRequests")),
+    ),
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
     history_header_keys=("commands",),

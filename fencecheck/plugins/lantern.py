@@ -238,6 +238,7 @@ LANTERN = SystemPlugin(
     error_code=_error_code,
     unavailable_code=LANTERN_UNAVAILABLE,
     spec_of=lambda impl: impl.name,
+    spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
     known_bad_variants=known_bad_variants,
     describe_impl=lambda impl: (("the lantern reference" if impl is REFERENCE_LANTERN else impl.name)
                                 if isinstance(impl, LanternSystem) else None),

@@ -4,8 +4,9 @@ update or delete a gateway record or event, nor run a collection-group query ove
 a denied write changes nothing. The same requests under permissive rules are allowed, so the denials come
 from the rules, not from the request shape.
 
-The journal's rules matrix (fencecheck/rules_probe.py) names only the command journal's paths; until it
-takes the gateway's too, this test probes them with the same emulator tokens (`emulator_token`).
+Here the documents are the reference's own (a begun and claimed journal) and the requests are spelled out;
+the rules matrix (fencecheck/rules_probe.py, tests/emulator/test_rules.py) probes the same paths from the
+gateway plug-in's `browser_denied`, on synthetic documents, and its evidence lists them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from fencecheck.rules_probe import BROWSER_IDENTITIES, emulator_token, identity_claims
+from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.rules_probe import BROWSER_IDENTITIES, TARGET_SYSTEMS, emulator_token, identity_claims, rules_matrix
 from reference.gateway.identity import event_path, record_path
 from tests.emulator.test_gateway_reference import call_reference, stored_documents
 from tests.gateway_lockstep import typed_docs
@@ -128,3 +130,19 @@ def test_a_broad_allow_appended_to_the_rules_would_open_the_gateway_paths(emulat
     _seed(firestore_db)
     assert _send(emulator.base_url, project_id, "member", "get record") == 200
     assert _send(emulator.base_url, project_id, "member", "query events") == 200
+
+
+def test_the_rules_matrix_probes_the_gateways_paths(emulator, project_id):
+    targets = [t for t, _ in (*GATEWAY.browser_denied.documents, *GATEWAY.browser_denied.groups)]
+    assert [t for t, system in TARGET_SYSTEMS.items() if system == "gateway"] == targets
+    # every path and group of firestore.rules' gateway section, as the matrix spells them
+    assert dict(GATEWAY.browser_denied.groups) == {"group_gateway_namespaces": "gatewayNamespaces",
+                                                   "group_journals": "journals", "group_events": "events"}
+    emulator.load_rules(project_id, RULES)
+    matrix = rules_matrix(emulator.base_url, project_id)
+    probed = {r.target for r in matrix.results}
+    assert set(targets) <= probed and matrix.boundary_holds
+    for target in targets:
+        outcomes = {(r.identity, r.operation): r.outcome for r in matrix.results if r.target == target}
+        assert outcomes == {key: "allowed" if key[0] == "owner" else "denied" for key in outcomes}, target
+        assert {identity for identity, _ in outcomes} == {*BROWSER_IDENTITIES, "owner"}

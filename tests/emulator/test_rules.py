@@ -31,6 +31,7 @@ from fencecheck.errors import UsageError
 from fencecheck.report.artifacts import write_rules_matrix
 from fencecheck.rules_probe import (
     BROWSER_IDENTITIES,
+    DOCUMENT_TARGETS,
     PROBE_COMMAND_HASH,
     PROBE_CREATE_HASH,
     RulesProbe,
@@ -109,8 +110,8 @@ def _rules_text() -> str:
 
 
 def _seed(db, probe: RulesProbe) -> None:
-    """Seed the probe documents through the Python client (Admin path): root, lifecycle, audit."""
-    for path, kind in zip(probe.seeded_paths(), ("root", "lifecycle", "audit"), strict=True):
+    """Seed the probe documents through the Python client (Admin path): every plug-in's document targets."""
+    for path, kind in zip(probe.seeded_paths(), DOCUMENT_TARGETS, strict=True):
         db.document(path).set({"rulesProbe": "seeded", "kind": kind, "revision": 1})
     for path in probe.create_paths():
         db.document(path).delete()

@@ -18,7 +18,9 @@ import pytest
 from fencecheck import cli, failures
 from fencecheck import emulator as emulator_module
 from fencecheck.emulator_discovery import discover_emulator
-from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT
+from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.plugins.journal import JOURNAL
+from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT, configured_implementation, system_of_spec
 
 FAST_VARIANT = "earlier-clock-finishes"
 
@@ -163,8 +165,28 @@ def test_known_bad_names_resolve_in_either_catalogue():
     assert cli.known_bad_system(FAST_VARIANT) == f"known_bad.journal:{FAST_VARIANT}"
     lantern = cli.known_bad_names("lantern")
     assert lantern and cli.known_bad_system(lantern[0]) == f"known_bad.lantern:{lantern[0]}"
-    with pytest.raises(cli.UsageError, match="journal .*lantern "):
+    with pytest.raises(cli.UsageError, match="journal .*lantern .*gateway "):
         cli.known_bad_system("no-such-variant")
+
+
+def test_the_gate_names_a_gateway_variant_and_runs_the_suites_against_it(tmp_path, capsys, monkeypatch):
+    name = "unfenced_release_after_reconciliation"
+    assert name in cli.known_bad_names("gateway")
+    assert cli.known_bad_system(name) == f"known_bad.gateway:{name}"
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, PASSING, 0))
+    code = cli.main(["gate", "--suite", "stateful", "--known-bad", name, "--workers", "1", "--profile", "ci",
+                     "--artifacts", str(tmp_path / "artifacts")])
+    assert code == 1  # nothing failed against the variant: it survived (a usage error would be 2)
+    (call,) = calls
+    assert call["env"][ENV_SYSTEM] == f"known_bad.gateway:{name}"
+    assert "--ignore=stateful_tests/test_gateway_machine_known_bad.py" in call["command"]
+    # the suites' processes find the gateway's plug-in from the spec, and only the gateway's takes the variant
+    assert system_of_spec(call["env"][ENV_SYSTEM]) == "gateway"
+    assert configured_implementation(GATEWAY, call["env"]).name == f"known_bad.gateway:{name}"
+    assert configured_implementation(JOURNAL, call["env"]) is JOURNAL.reference
+    assert f"known_bad.gateway:{name}" in capsys.readouterr().out
 
 
 def _fake_run(calls: list[dict[str, Any]], junit_text: str | None, returncode: int):

@@ -184,12 +184,12 @@ def test_the_checker_judges_a_consume_election_with_the_gateway_model():
 def test_a_gateway_counterexample_file_loads_and_holds_the_program(tmp_path):
     import importlib.util
 
-    from stateful_tests.gateway_counterexamples import write_counterexample
+    from fencecheck.counterexamples import write_counterexample
 
     path = write_counterexample(tmp_path, EVERY_OP, machine="GatewayMachine", plugin=GATEWAY,
                                 system_module="known_bad.gateway:release_at_the_deadline")
     spec = importlib.util.spec_from_file_location("gateway_counterexample", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # NameError without the stopgap: JournalRef, HostedAnswer, Evidence
+    spec.loader.exec_module(module)  # NameError without GATEWAY.model_imports: JournalRef, HostedAnswer, Evidence
     assert module.OPS == EVERY_OP
     assert module.SYSTEM.name == "known_bad.gateway:release_at_the_deadline"

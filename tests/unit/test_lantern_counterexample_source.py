@@ -9,6 +9,7 @@ import importlib
 import math
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -159,3 +160,13 @@ def test_the_journal_form_is_unchanged():
     source = program_source(ops, machine="JournalMachine", failure="boom", system_module="known_bad.journal:x",
                             replay_command="cmd", plugin=JOURNAL)
     assert source == JOURNAL_GOLDEN
+
+
+def test_a_plugin_names_the_classes_of_held_values_the_file_must_import():
+    ops = [DeleteVenue("v1"), ReadActive(now=T0)]
+    plain = program_source(ops, machine="LanternMachine", plugin=LANTERN)
+    assert "from model.lantern import DeleteVenue, ReadActive\n" in plain
+    holding = attrs.evolve(LANTERN, model_imports=lambda given_ops: ["Light"] if list(given_ops) == ops else [])
+    source = program_source(ops, machine="LanternMachine", plugin=holding)
+    assert "from model.lantern import DeleteVenue, Light, ReadActive\n" in source
+    ast.parse(source)

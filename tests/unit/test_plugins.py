@@ -5,6 +5,7 @@ tests/unit/test_gateway_plugin.py.)"""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import attrs
@@ -14,6 +15,7 @@ from fencecheck import plugins
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.history import Call, Definite, History, Indefinite, classifier
 from fencecheck.linearizability import check
+from fencecheck.plugin import BrowserBoundary
 from fencecheck.plugins import SYSTEM_NAMES, plugin
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN, PROJECT
@@ -154,6 +156,51 @@ def test_implementations_resolve_by_spec():
         LANTERN.resolve("reference.journal")
     with pytest.raises(SystemNotFoundError, match="no known-bad lantern variant"):
         LANTERN.resolve("known_bad.lantern:no-such-variant")
+
+
+def test_each_plugin_names_the_specs_that_are_its_own():
+    from fencecheck.systems import DEFAULT_SYSTEM, system_of_spec
+
+    assert DEFAULT_SYSTEM == "journal"
+    for name in SYSTEM_NAMES:
+        own = plugin(name)
+        assert own.spec_prefixes, name  # every plug-in says which specs are its
+        reference = own.spec_of(own.reference)
+        assert own.owns_spec(reference) and system_of_spec(reference) == name
+        assert system_of_spec(f"known_bad.{name}:any_variant") == name
+        assert system_of_spec(f"{name}:exec:some command") == name
+    # exact names are exact, prefixes end in ":"; a module no plug-in owns is the journal's
+    assert system_of_spec("reference.lanternish") == "journal" and system_of_spec("my_journal.impl") == "journal"
+    assert system_of_spec("  ") is None
+
+
+def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
+    from fencecheck import systems
+
+    claiming = attrs.evolve(LANTERN, spec_prefixes=("acme.lantern:",))
+    monkeypatch.setattr(systems, "plugin_named", lambda name: claiming if name == "lantern" else plugin(name))
+    assert systems.system_of_spec("acme.lantern:v2") == "lantern"
+    assert systems.system_of_spec("known_bad.lantern:x") == "journal"  # no longer claimed: the default's
+
+
+def test_each_plugins_browser_boundary_is_probed_under_names_of_its_own(monkeypatch):
+    from fencecheck import rules_probe
+
+    documents, groups, systems = rules_probe.boundary_targets()
+    assert (documents, groups) == (rules_probe.DOCUMENT_PATHS, rules_probe.GROUP_COLLECTIONS)
+    for name in SYSTEM_NAMES:
+        boundary = plugin(name).browser_denied
+        assert [systems[t] for t, _ in (*boundary.documents, *boundary.groups)] == [name] * (
+            len(boundary.documents) + len(boundary.groups))
+    assert systems["root"] == "journal" and documents["lifecycle"] == "checkoutRequests/{id}/lifecycle/current"
+    for template in documents.values():  # a plain document path once the id is filled in
+        segments = template.format(id="a" * 64).split("/")
+        assert len(segments) % 2 == 0 and all(re.fullmatch(r"[A-Za-z0-9_-]{1,200}", s) for s in segments), template
+    clash = attrs.evolve(LANTERN, browser_denied=BrowserBoundary(groups=(("group_root", "venues"),)))
+    real = plugins.plugin
+    monkeypatch.setattr(plugins, "plugin", lambda name: clash if name == "lantern" else real(name))
+    with pytest.raises(ValueError, match="'group_root' is named by both journal and lantern"):
+        rules_probe.boundary_targets()
 
 
 def test_a_lantern_history_round_trips_and_is_judged_with_its_own_model():
