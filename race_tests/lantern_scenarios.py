@@ -31,6 +31,7 @@ import attrs
 from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
 from fencecheck.contest_results import ScenarioResult, execute_contest
 from fencecheck.plugins.lantern import LANTERN
+from fencecheck.wire.mix import FaultMix
 from model.lantern import (
     DeleteVenue,
     Extinguish,
@@ -63,7 +64,8 @@ class LanternScenario:
         return contest
 
     def execute(self, db: Any, *, implementation: Any, repeat: int, artifacts_dir: Path | None,
-                counterexamples_dir: Path, emulator: Any, project_id: str) -> tuple[ScenarioResult, ContestRun]:
+                counterexamples_dir: Path, emulator: Any, project_id: str,
+                wire_mix: FaultMix | None = None) -> tuple[ScenarioResult, ContestRun]:
         """Race this scenario against `implementation` and judge it: checker, INV-1..5 and the promise."""
         return execute_contest(
             db,
@@ -77,6 +79,7 @@ class LanternScenario:
             counterexamples_dir=counterexamples_dir,
             emulator=emulator,
             project_id=project_id,
+            wire_mix=wire_mix,
         )
 
 
