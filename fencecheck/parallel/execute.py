@@ -102,6 +102,7 @@ class Repetition:
     checker_seconds: float = 0.0
     seconds: float = 0.0
     wire_faults: Any = attrs.field(factory=dict)  # fault events per "kind Method" over every lane
+    wire_seed: str | None = None  # the fault mix's seed (None: no mix)
 
     @property
     def passed(self) -> bool:
@@ -288,4 +289,5 @@ def run_once(
         checker_seconds,
         time.perf_counter() - started,
         dict(sorted(wire.kinds().items())) if wire is not None else {},
+        None if wire_mix is None else wire_mix.seed,
     )

@@ -132,6 +132,7 @@ class WireLanes:
     def close(self) -> None:
         """Close every lane's client and stop its proxy. Idempotent."""
         from fencecheck.emulator import close_client
+        from fencecheck.implementation_process import close_host_everywhere
 
         with self._lock:
             if self._closed:
@@ -139,8 +140,10 @@ class WireLanes:
             self._closed = True
             lanes = list(self._lanes.values())  # kept: their logs stay readable as evidence
         for lane in lanes:
+            host = lane.proxy.host
             try:
                 close_client(lane.db)
+                close_host_everywhere(host)  # an implementation process started against this lane's proxy
             finally:
                 lane.proxy.stop()
 
