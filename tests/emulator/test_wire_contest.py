@@ -114,3 +114,25 @@ def test_a_commit_that_reached_the_emulator_on_the_rejecting_lane_is_a_problem(f
                         "emulator: a commit that should have been rejected may have been applied"]
     _no_new_proxy(running)
 
+
+
+def test_a_read_that_began_a_transaction_is_rolled_back_when_the_proxy_cuts_it(firestore_db, wire_session):
+    """The Node client begins its transaction with its first read (`new_transaction`): when the proxy cuts
+    that read the client abandons the attempt without a Rollback, and the emulator held the document's lock
+    until its timeout. The proxy ends that transaction: a commit in it is refused afterwards."""
+    from google.api_core import exceptions as api_exceptions
+
+    from fencecheck.wire import cut_stream, on
+
+    firestore_db.document("docs/a").set({"n": 1})
+    through = wire_session.db
+    with wire_session.proxy.faults(on("BatchGetDocuments", cut_stream())):
+        stream = through._firestore_api.batch_get_documents(request={
+            "database": through._database_string, "documents": [through.document("docs/a")._document_path],
+            "new_transaction": {"read_write": {}}})
+        first = next(iter(stream))
+        assert wire_session.proxy.log.wait_for(1, 60)[0].label == "cut-stream BatchGetDocuments"
+    assert first.transaction  # the read began a transaction, and the client learned its id
+    with pytest.raises(api_exceptions.InvalidArgument):  # rolled back by the proxy: closed
+        firestore_db._firestore_api.commit(request={"database": firestore_db._database_string, "writes": [],
+                                                    "transaction": first.transaction})
