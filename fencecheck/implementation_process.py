@@ -43,6 +43,9 @@ HELLO_SECONDS = 60.0
 # More than one contest's or parallel case's hosts at once: each wire lane (fencecheck.wire.lanes) is a host
 # of its own, up to 24 racers' lanes plus their commit-rejecting lanes; a lane's processes end with the lane.
 MAX_PROCESSES = 64
+# Processes started and greeted at once: a race's lanes start together, and 24 Node processes loading their
+# SDK at once on a loaded machine took longer than HELLO_SECONDS each; a few at a time greet within it.
+MAX_STARTING = 4
 CALL_SECONDS = 120.0  # a hang: longer than any journal call's ten attempts under the emulator's lock timeout
 
 
@@ -297,6 +300,7 @@ class ImplementationPool:
         # fresh project per race and repetition, and never goes back to an old one for long).
         self._processes: collections.OrderedDict[tuple[str, str], ImplementationProcess] = collections.OrderedDict()
         self._starting: dict[tuple[str, str], Future] = {}  # keys being started and greeted, outside the lock
+        self._start_slots = threading.BoundedSemaphore(MAX_STARTING)
         self._described: dict[str, Any] | None = None
         _OPEN_POOLS.add(self)
 
@@ -321,7 +325,8 @@ class ImplementationPool:
         if not mine:
             return pending.result()  # the starter's process, or its failure
         try:
-            process, described = self._start(emulator_host, project_id)
+            with self._start_slots:
+                process, described = self._start(emulator_host, project_id)
         except BaseException as error:
             with self._lock:
                 self._starting.pop(key, None)

@@ -74,9 +74,12 @@ class WireLanes:
         """`name`'s lane whose every Commit is rejected (a commit-failing attempt)."""
         return self._lane(name + _REJECTING_SUFFIX, REJECTING_PLAN, rejecting=True)
 
-    def mixed(self, name: str) -> Lane:
-        """`name`'s lane under the fault mix (no faults when there is no mix)."""
+    def mixed(self, name: str) -> Lane | None:
+        """`name`'s lane under the fault mix; None when the mix drew no fault for it (or there is no mix): its
+        calls need no proxy (an implementation in another process, no process of its own)."""
         plan = self.mix.plan_for(name) if self.mix is not None else FaultPlan()
+        if not plan.rules:
+            return None
         return self._lane(name, plan, rejecting=False)
 
     def _lane(self, key: str, plan: FaultPlan, *, rejecting: bool) -> Lane:
