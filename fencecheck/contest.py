@@ -14,9 +14,12 @@ project nobody else writes to:
    answer is indefinite (the system's unavailable code, any exception that is not the system's error, no
    answer) retries the WHOLE call with the same op, at most `max_retries` more times, as a real caller with
    a lost answer would. A racer with a `first_op` makes its first attempt with that op instead (the same
-   call whose commit the server rejects, `plugin.commit_fails`: it runs on a
-   `fencecheck.firestore_io.CommitFailureClient`, and every commit sent there must have been rejected).
-   Every call is recorded by a `fencecheck.history.Recorder`.
+   call whose commit the server rejects, `plugin.commit_fails`): it runs on that racer's rejecting wire lane,
+   a fault proxy of its own whose plan rejects every Commit before it reaches the emulator
+   (`fencecheck.wire.lanes`; any implementation, one in another process included, is pointed at the proxy),
+   and the proxy's log must show every commit sent there rejected. With a fault mix (`wire_mix`,
+   `fencecheck.wire.mix`) every call of a racer goes through its own mixed lane. Every call is recorded by a
+   `fencecheck.history.Recorder`, with the wire faults that hit it (`Call.wire_faults`).
    Then each follower makes its call (retried the same way), recorded in the same history.
 3. the final stored documents: the whole project, split into the plug-in's partitions (every partition of
    the setup's state and every called one, so a write to an uncalled partition is judged too).
@@ -48,7 +51,7 @@ from typing import Any
 
 import attrs
 
-from fencecheck.firestore_io import CommitFailureClient, read_project
+from fencecheck.firestore_io import read_project
 from fencecheck.history import (
     Call,
     Definite,
@@ -62,6 +65,8 @@ from fencecheck.history import (
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import Lockstep, OnceClock
 from fencecheck.plugin import SystemPlugin
+from fencecheck.wire.lanes import Lane, WireLanes
+from fencecheck.wire.mix import FaultMix
 
 MAX_WHOLE_CALL_RETRIES = 2
 
@@ -195,6 +200,8 @@ class ContestRun:
     total_seconds: float = 0.0
     problems: tuple[str, ...] = ()
     followers: tuple[RacerRecord, ...] = ()
+    wire_faults: Mapping[str, int] = attrs.field(factory=dict)  # fault events per "kind Method", every lane
+    wire_seed: str | None = None  # the fault mix's seed (None: no mix)
 
     @property
     def name(self) -> str:
@@ -282,13 +289,21 @@ def release_together(
 
 
 def _call_once(
-    plugin: SystemPlugin, implementation: Any, db: Any, recorder: Recorder, name: str, op: Any, log: Any
+    plugin: SystemPlugin, implementation: Any, db: Any, recorder: Recorder, name: str, op: Any, log: Any,
+    lane: Lane | None = None,
 ) -> CallRecord:
     clock = OnceClock(plugin.clock_of(op))
     classify = classifier(plugin, implementation)
     unexpected = None
+
+    def invoke(client: Any) -> Any:
+        return plugin.invoke(implementation, client, op, clock, log)
+
+    run, faults = (lambda: invoke(db)), None
+    if lane is not None:
+        run, faults = WireLanes.call(lane, invoke)
     try:
-        value = recorder.call(name, op, lambda: plugin.invoke(implementation, db, op, clock, log))
+        value = recorder.call(name, op, run, wire_faults=faults)
         outcome: Outcome = Definite(observed_of(value))
     except Exception as error:  # recorded already; classified the same way here to decide on a retry
         outcome = classify(error)
@@ -316,16 +331,22 @@ def _race_one(
     max_retries: int,
     new_log: Callable[[int, int], Any],
     failing_db: Any = None,
+    lanes: WireLanes | None = None,
 ) -> RacerRecord:
     calls: list[CallRecord] = []
     for attempt in range(1 + max_retries):
         op = racer.op_of(attempt)
-        target = db
+        target, lane = db, None
         if plugin.commit_fails(op):
-            if failing_db is None:
-                raise RuntimeError(f"{racer.name}: a commit-failing call needs a CommitFailureClient")
-            target = failing_db
-        call = _call_once(plugin, implementation, target, recorder, racer.name, op, new_log(index, attempt))
+            if failing_db is not None:  # a caller's own commit-failing client (the client-side path)
+                target = failing_db
+            elif lanes is not None:
+                lane = lanes.rejecting(racer.name)
+            else:
+                raise RuntimeError(f"{racer.name}: a commit-failing call needs wire lanes (or a failing client)")
+        elif lanes is not None and lanes.mix is not None:
+            lane = lanes.mixed(racer.name)
+        call = _call_once(plugin, implementation, target, recorder, racer.name, op, new_log(index, attempt), lane)
         calls.append(call)
         if call.outcome.definite:
             break
@@ -357,6 +378,11 @@ def needs_failing_client(plugin: SystemPlugin, racers: Iterable[Racer]) -> bool:
     return any(plugin.commit_fails(racer.op_of(0)) for racer in racers)
 
 
+def needs_lanes(plugin: SystemPlugin, racers: Iterable[Racer], wire_mix: FaultMix | None) -> bool:
+    """A contest needs wire lanes for a fault mix, or for a commit-failing first attempt."""
+    return wire_mix is not None or needs_failing_client(plugin, racers)
+
+
 def race_callers(
     plugin: SystemPlugin,
     implementation: Any,
@@ -370,21 +396,27 @@ def race_callers(
     join_timeout: float = 600.0,
     label: str = "contest",
     failing_db: Any = None,
+    lanes: WireLanes | None = None,
 ) -> tuple[tuple[RacerRecord, ...], History, tuple[str, ...]]:
     """Release every racer at once and wait for them (step 2 of `run_contest`, nothing else).
 
     `new_log(racer index, attempt number)` gives the attempt log handed to that call (default: a fresh
     `CallCounts`; a test may hand its own to watch it live). Returns the racers' records (call ids and
     outcomes as in the history), the history without final documents, and the names of racers still running
-    at `join_timeout` (their unfinished calls are in the history as calls that never returned). `failing_db`:
-    the client for commit-failing first attempts (default: a `CommitFailureClient` of `db`, made when needed)."""
+    at `join_timeout` (their unfinished calls are in the history as calls that never returned). `lanes`: the
+    wire lanes of commit-failing first attempts and of a fault mix (default: lanes of `db`'s emulator made
+    when a racer needs one, stopped before this returns); `failing_db`: a client for commit-failing first
+    attempts instead (the client-side path, `fencecheck.firestore_io.CommitFailureClient`)."""
+    if lanes is None and failing_db is None and needs_failing_client(plugin, racers):
+        with WireLanes(db) as own:
+            return race_callers(plugin, implementation, db, racers, recorder=recorder, max_retries=max_retries,
+                                new_log=new_log, barrier_timeout=barrier_timeout, join_timeout=join_timeout,
+                                label=label, lanes=own)
     if recorder is None:
         recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
-    if failing_db is None and needs_failing_client(plugin, racers):
-        failing_db = CommitFailureClient(db)
     tasks = [
         functools.partial(_race_one, plugin, implementation, db, recorder, i, racer, max_retries, new_log,
-                          failing_db)
+                          failing_db, lanes)
         for i, racer in enumerate(racers)
     ]
     results, hung_indices = release_together(
@@ -477,13 +509,25 @@ def run_contest(
     budget: int = DEFAULT_BUDGET,
     new_log: Callable[[int, int], Any] = fresh_log,
     join_timeout: float = 600.0,
+    wire_mix: FaultMix | None = None,
 ) -> ContestRun:
     """Set up, race, read back and judge one contest on `db` (see the module doc). `implementation`: the
-    plug-in's reference when None."""
+    plug-in's reference when None; `wire_mix`: the racers' and followers' calls go through their wire lanes
+    under this fault mix (the setup and the read-backs never do). The lanes live as long as the run."""
     implementation = plugin.reference if implementation is None else implementation
     started = time.perf_counter()
     initial, before = _setup(db, contest, plugin=plugin, implementation=implementation)
-    failing = CommitFailureClient(db) if needs_failing_client(plugin, contest.callers) else None
+    if not needs_lanes(plugin, contest.callers, wire_mix):
+        return _run_contest(db, contest, plugin, implementation, initial, before, started, max_retries, budget,
+                            new_log, join_timeout, None)
+    with WireLanes(db, mix=wire_mix) as lanes:
+        return _run_contest(db, contest, plugin, implementation, initial, before, started, max_retries, budget,
+                            new_log, join_timeout, lanes)
+
+
+def _run_contest(db: Any, contest: Contest, plugin: SystemPlugin, implementation: Any, initial: Any,
+                 before: Mapping[str, Any], started: float, max_retries: int, budget: int,
+                 new_log: Callable[[int, int], Any], join_timeout: float, lanes: WireLanes | None) -> ContestRun:
     recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
     records, race_history, hung = race_callers(
         plugin,
@@ -495,11 +539,11 @@ def run_contest(
         new_log=new_log,
         join_timeout=join_timeout,
         label=contest.scenario,
-        failing_db=failing,
+        lanes=lanes,
     )
     first = len(contest.racers)  # followers' logs are numbered after the racers'
     followers = [
-        _race_one(plugin, implementation, db, recorder, first + i, follower, max_retries, new_log, failing)
+        _race_one(plugin, implementation, db, recorder, first + i, follower, max_retries, new_log, None, lanes)
         for i, follower in enumerate(contest.followers)
     ]
     partitions = {*plugin.partitions_of_state(initial), *(plugin.partition_of(r.op) for r in contest.callers)}
@@ -513,9 +557,8 @@ def run_contest(
     problems += call_problems((*records, *followers), plugin)
     problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
     problems += plugin.contest_problems(initial, before, after, contest)
-    if failing is not None:
-        problems += [f"a commit that the server should have rejected was applied: {list(paths)}"
-                     for paths, error in list(failing.rejected) if error is None]
+    if lanes is not None:
+        problems += lanes.rejection_problems()
     return ContestRun(
         contest,
         plugin,
@@ -530,6 +573,8 @@ def run_contest(
         total_seconds=time.perf_counter() - started,
         problems=tuple(problems),
         followers=tuple(followers),
+        wire_faults=dict(sorted(lanes.kinds().items())) if lanes is not None else {},
+        wire_seed=lanes.mix.seed if lanes is not None and lanes.mix is not None else None,
     )
 
 

@@ -33,6 +33,7 @@ from fencecheck.contest import (
     RacerRecord,
     answer_label,
     fresh_log,
+    qualified_name,
     run_contest,
 )
 from fencecheck.contest_simulation import setup_state
@@ -42,6 +43,7 @@ from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
+from fencecheck.wire.mix import FaultMix
 
 RESULT_FORMAT = "fencecheck.race-result/2"
 COUNTEREXAMPLE_FORMAT = "fencecheck.race-counterexample/2"
@@ -244,7 +246,9 @@ def _racers_json(records: Sequence[RacerRecord]) -> list[dict[str, Any]]:
 
 def result_document(result: ScenarioResult, run: ContestRun, *, ids_seed: int | None = None) -> dict[str, Any]:
     """The JSON saved per run: the result record, the system and implementation, the contest, each racer's
-    calls and the full history (final documents included); `idsSeed` when the contest's ids came from one."""
+    calls and the full history (final documents included); `idsSeed` when the contest's ids came from one;
+    `wireFaults` (`seed`: the fault mix's, or null; `kinds`: fault events per "kind Method") when its calls
+    went through wire lanes."""
     out = result.to_json()
     out["system"] = run.plugin.name
     out["implementation"] = run.plugin.spec_of(run.implementation)
@@ -254,6 +258,8 @@ def result_document(result: ScenarioResult, run: ContestRun, *, ids_seed: int | 
     out["callerAttempts"] = _racers_json(run.racers)
     out["afterAttempts"] = _racers_json(run.followers)
     out["history"] = run.history.to_json()
+    if run.wire_faults or run.wire_seed is not None:  # absent: a run without wire lanes, as before
+        out["wireFaults"] = {"seed": run.wire_seed, "kinds": dict(run.wire_faults)}
     return out
 
 
@@ -317,14 +323,18 @@ def execute_contest(
     project_id: str | None = None,
     budget: int = DEFAULT_BUDGET,
     new_log: Callable[[int, int], Any] = fresh_log,
+    wire_mix: FaultMix | None = None,
 ) -> tuple[ScenarioResult, ContestRun]:
     """Run and judge `contest`; `structural(run)` and `promise(run)` add the caller's and the scenario's
     findings (the plug-in's own `contest_problems` are the run's already); `ids_seed` is saved with the
     result. Saves the result in `artifacts_dir` (None: not saved, e.g. for a run against a known-bad
     implementation, which is no evidence about the reference) and, when the verdict is not ok, the history
-    in `counterexamples_dir`."""
+    in `counterexamples_dir`. `wire_mix`: the racers' calls go through the wire under this fault mix, derived
+    for this contest and repeat (`FaultMix.derive`: its seed is saved with the result)."""
     locks_before = emulator.lock_timeout_count() if emulator is not None else None
-    run = run_contest(db, contest, plugin=plugin, implementation=implementation, budget=budget, new_log=new_log)
+    mix = None if wire_mix is None else wire_mix.derive(f"{qualified_name(plugin, contest.scenario)}-{repeat}")
+    run = run_contest(db, contest, plugin=plugin, implementation=implementation, budget=budget, new_log=new_log,
+                      wire_mix=mix)
     locks_after = emulator.lock_timeout_count() if emulator is not None else None
     counterexample = None
     if not run.verdict.ok and counterexamples_dir is not None:

@@ -24,7 +24,7 @@ import copy
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -272,7 +272,10 @@ class Recorder:
         self._done: list[Call] = []
         self._pending: dict[int, tuple[str, JournalOp, int]] = {}
 
-    def call(self, caller: str, op: JournalOp, fn: Callable[[], T]) -> T:
+    def call(self, caller: str, op: JournalOp, fn: Callable[[], T], *,
+             wire_faults: Callable[[], Sequence[str]] | None = None) -> T:
+        """`wire_faults()`, asked once the call has ended, names the wire proxy's faults that hit it
+        (`fencecheck.wire.lanes.WireLanes.call`)."""
         with self._lock:
             call_id = self._next_id
             self._next_id += 1
@@ -283,21 +286,23 @@ class Recorder:
         except BaseException as exc:
             completed_at = self._clock()
             outcome = self._classify(exc) if isinstance(exc, Exception) else Indefinite("interrupted")
-            self._finish(call_id, completed_at, outcome)
+            self._finish(call_id, completed_at, outcome, wire_faults)
             raise
         completed_at = self._clock()
         try:
             outcome = Definite(observed_of(value))
         except TypeError:
-            self._finish(call_id, completed_at, Indefinite("unrecognized_return"))
+            self._finish(call_id, completed_at, Indefinite("unrecognized_return"), wire_faults)
             raise
-        self._finish(call_id, completed_at, outcome)
+        self._finish(call_id, completed_at, outcome, wire_faults)
         return value
 
-    def _finish(self, call_id: int, completed_at: int, outcome: Outcome) -> None:
+    def _finish(self, call_id: int, completed_at: int, outcome: Outcome,
+                wire_faults: Callable[[], Sequence[str]] | None = None) -> None:
+        faults = tuple(wire_faults()) if wire_faults is not None else ()
         with self._lock:
             caller, op, invoked_at = self._pending.pop(call_id)
-            self._done.append(Call(call_id, caller, op, invoked_at, completed_at, outcome))
+            self._done.append(Call(call_id, caller, op, invoked_at, completed_at, outcome, faults))
 
     def calls(self) -> tuple[Call, ...]:
         """Completed calls, then calls still running as indefinite ones that never returned; by id."""

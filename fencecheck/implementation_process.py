@@ -40,7 +40,12 @@ PROTOCOL = "fencecheck-implementation"
 VERSION = 1
 STDERR_TAIL_CHARS = 4000
 HELLO_SECONDS = 60.0
-MAX_PROCESSES = 8  # more than the concurrent repetitions of a parallel case
+# More than one contest's or parallel case's hosts at once: each wire lane (fencecheck.wire.lanes) is a host
+# of its own, up to 24 racers' lanes plus their commit-rejecting lanes; a lane's processes end with the lane.
+MAX_PROCESSES = 64
+# Processes started and greeted at once: a race's lanes start together, and 24 Node processes loading their
+# SDK at once on a loaded machine took longer than HELLO_SECONDS each; a few at a time greet within it.
+MAX_STARTING = 4
 CALL_SECONDS = 120.0  # a hang: longer than any journal call's ten attempts under the emulator's lock timeout
 
 
@@ -294,6 +299,8 @@ class ImplementationPool:
         # Most recently used last; beyond MAX_PROCESSES the least recently used one is ended (a suite makes a
         # fresh project per race and repetition, and never goes back to an old one for long).
         self._processes: collections.OrderedDict[tuple[str, str], ImplementationProcess] = collections.OrderedDict()
+        self._starting: dict[tuple[str, str], Future] = {}  # keys being started and greeted, outside the lock
+        self._start_slots = threading.BoundedSemaphore(MAX_STARTING)
         self._described: dict[str, Any] | None = None
         _OPEN_POOLS.add(self)
 
@@ -303,33 +310,52 @@ class ImplementationPool:
         return self._described
 
     def process_for(self, emulator_host: str, project_id: str) -> ImplementationProcess:
+        """The process of (host, project), started and greeted on first use. Two callers of one key share one
+        start; starts of different keys run at once (a race's wire lanes start many at its beginning)."""
         key = (emulator_host, project_id)
-        evicted: list[ImplementationProcess] = []
-        with self._lock:  # held over start and hello, so two racers of one project share one process
+        with self._lock:
             process = self._processes.get(key)
             if process is not None:
                 self._processes.move_to_end(key)
-            else:
-                process = ImplementationProcess(
-                    self.command, emulator_host=emulator_host, project_id=project_id, cwd=self.cwd
-                )
-                try:
-                    described = process.hello(HELLO_SECONDS)
-                except BaseException:
-                    process.close(timeout=5)
-                    raise
-                if described.get("projectId") != project_id:
-                    process.close(timeout=5)
-                    raise ImplementationFailure(
-                        "hello named another project than the one it was started with", process.stderr_tail()
-                    )
-                self._described = self._described or described
-                self._processes[key] = process
-                while len(self._processes) > MAX_PROCESSES:
-                    evicted.append(self._processes.popitem(last=False)[1])
+                return process
+            pending = self._starting.get(key)
+            mine = pending is None
+            if mine:
+                pending = self._starting[key] = Future()
+        if not mine:
+            return pending.result()  # the starter's process, or its failure
+        try:
+            with self._start_slots:
+                process, described = self._start(emulator_host, project_id)
+        except BaseException as error:
+            with self._lock:
+                self._starting.pop(key, None)
+            pending.set_exception(error)
+            raise
+        evicted: list[ImplementationProcess] = []
+        with self._lock:
+            self._starting.pop(key, None)
+            self._described = self._described or described
+            self._processes[key] = process
+            while len(self._processes) > MAX_PROCESSES:
+                evicted.append(self._processes.popitem(last=False)[1])
+        pending.set_result(process)
         for old in evicted:
             old.close()  # answers what is in flight first
         return process
+
+    def _start(self, emulator_host: str, project_id: str) -> tuple[ImplementationProcess, dict[str, Any]]:
+        process = ImplementationProcess(self.command, emulator_host=emulator_host, project_id=project_id, cwd=self.cwd)
+        try:
+            described = process.hello(HELLO_SECONDS)
+        except BaseException:
+            process.close(timeout=5)
+            raise
+        if described.get("projectId") != project_id:
+            process.close(timeout=5)
+            raise ImplementationFailure("hello named another project than the one it was started with",
+                                        process.stderr_tail())
+        return process, described
 
     def call(self, emulator_host: str, project_id: str, op: str, args: Mapping[str, Any], now: str) -> Answer:
         return self.process_for(emulator_host, project_id).call(op, args, now, CALL_SECONDS)
@@ -340,9 +366,17 @@ class ImplementationPool:
         if process is not None:
             process.close()
 
+    def close_host(self, emulator_host: str) -> None:
+        """End the processes pointed at `emulator_host` (a wire lane's proxy that has stopped)."""
+        with self._lock:
+            keys = [key for key in self._processes if key[0] == emulator_host]
+            processes = [self._processes.pop(key) for key in keys]
+        for process in processes:
+            process.close()
+
     def close(self) -> None:
         with self._lock:
-            processes, self._processes = list(self._processes.values()), {}
+            processes, self._processes = list(self._processes.values()), collections.OrderedDict()
         for process in processes:
             process.close()
         _OPEN_POOLS.discard(self)
@@ -353,6 +387,12 @@ class ImplementationPool:
 
 
 _OPEN_POOLS: weakref.WeakSet[ImplementationPool] = weakref.WeakSet()
+
+
+def close_host_everywhere(emulator_host: str) -> None:
+    """End every pool's processes pointed at `emulator_host`: a wire lane's proxy stopped, they are useless."""
+    for pool in list(_OPEN_POOLS):
+        pool.close_host(emulator_host)
 
 
 @atexit.register

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from google.cloud import firestore
 
     from fencecheck.wire import WireProxy
+    from fencecheck.wire.mix import FaultMix
     from fencecheck.wire.session import WireSession
 
 SYSTEM_MARKER = "system"  # system("lantern"): the test verifies that system's implementation
@@ -158,6 +159,31 @@ def count_option(config: pytest.Config, option: str, env: str, default: int) -> 
     if value < 1:
         raise pytest.UsageError(f"--{option.replace('_', '-')} must be at least 1, got {value}")
     return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    from fencecheck.wire import mix
+
+    parser.getgroup("fencecheck", "fencecheck").addoption(
+        mix.OPTION,
+        dest="wire_faults",
+        default=None,
+        metavar="off|on|SEED",
+        help=f"run the race and parallel suites' calls through the wire under a seeded fault mix "
+        f"(fencecheck/wire/mix.py; default: ${mix.ENV}, else off; on = seed {mix.DEFAULT_SEED})",
+    )
+
+
+def wire_mix(config: pytest.Config) -> FaultMix | None:
+    """The suites' fault mix: `--wire-faults`, else $FENCECHECK_WIRE_FAULTS, else None (off). A malformed
+    value is a usage error."""
+    from fencecheck.wire import mix
+
+    value = config.getoption("wire_faults", None)
+    try:
+        return mix.mix_from(os.environ.get(mix.ENV) if value is None else value)
+    except errors.UsageError as error:
+        raise pytest.UsageError(str(error)) from None
 
 
 def _run_token() -> str:

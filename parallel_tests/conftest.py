@@ -28,7 +28,7 @@ from fencecheck import hypothesis_profiles
 from fencecheck.errors import FencecheckError
 from fencecheck.parallel import DEFAULT_REPEAT, Budget, ProjectSource, budget_for
 from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
-from fencecheck.pytest_plugin import count_option
+from fencecheck.pytest_plugin import count_option, wire_mix
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
 from fencecheck.systems import ENV_SYSTEM, configured_implementation, reference_run
 from known_bad.journal import CONCURRENT_VARIANTS
@@ -102,6 +102,7 @@ def counterexamples_dir(config: pytest.Config) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     parallel_repeat(config)  # a bad value is a usage error before anything runs
+    wire_mix(config)  # so is a malformed --wire-faults / $FENCECHECK_WIRE_FAULTS
     try:
         reference = reference_run()  # so is a $FENCECHECK_SYSTEM that names nothing importable
     except FencecheckError as error:

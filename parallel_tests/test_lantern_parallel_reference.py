@@ -15,9 +15,10 @@ import pytest
 
 from fencecheck.parallel import parallel_settings, run_property
 from fencecheck.plugins import plugin
+from fencecheck.pytest_plugin import wire_mix
 from fencecheck.systems import configured_implementation, describe_system, reference_run
 from parallel_tests.conftest import LANTERN_REFERENCE_RUN, counterexamples_dir, lantern_budget
-from parallel_tests.test_parallel_reference import assert_reference_passed, write_evidence
+from parallel_tests.test_parallel_reference import assert_reference_passed, wire_note, write_evidence, write_wire_faults
 
 pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
 
@@ -29,9 +30,11 @@ def test_lantern_reference_is_linearizable_under_parallel_programs(projects, rep
     system = configured_implementation(LANTERN)
     budget = lantern_budget()
     outcome = run_property(projects, plugin=LANTERN, system=system, repeat=repeat, budget=budget,
-                           run_settings=parallel_settings(budget=budget), counterexamples=counterexamples_dir(config))
+                           run_settings=parallel_settings(budget=budget), counterexamples=counterexamples_dir(config),
+                           wire_mix=wire_mix(config))
     print(f"\nparallel lantern, {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
-          f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s")
+          f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s{wire_note(outcome)}")
+    write_wire_faults(config, outcome, LANTERN_REFERENCE_RUN)
     if reference_run(system="lantern"):
         write_evidence(config, outcome, repeat, LANTERN_REFERENCE_RUN, LANTERN.name)
     assert_reference_passed(outcome)

@@ -14,8 +14,10 @@ from __future__ import annotations
 import pytest
 
 from fencecheck import hypothesis_profiles
+from fencecheck.contest_results import write_json
 from fencecheck.parallel import PASSES, run_property
 from fencecheck.plugins import plugin
+from fencecheck.pytest_plugin import wire_mix
 from fencecheck.report.parallel import ParallelRun, write_parallel_run
 from fencecheck.systems import describe_system, reference_run
 from parallel_tests.conftest import REFERENCE_RUN, artifacts_dir, counterexamples_dir
@@ -37,12 +39,28 @@ def _relative(path, root) -> str | None:
 def test_reference_is_linearizable_under_parallel_programs(projects, repeat, system, request):
     config = request.config
     outcome = run_property(projects, plugin=JOURNAL, system=system, repeat=repeat,
-                           counterexamples=counterexamples_dir(config))
+                           counterexamples=counterexamples_dir(config), wire_mix=wire_mix(config))
     print(f"\nparallel {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
-          f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s")
+          f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s{wire_note(outcome)}")
+    write_wire_faults(config, outcome, REFERENCE_RUN)
     if reference_run():
         write_evidence(config, outcome, repeat, REFERENCE_RUN, JOURNAL.name)
     assert_reference_passed(outcome)
+
+
+def wire_note(outcome) -> str:
+    if outcome.wire_seed is None:
+        return ""
+    kinds = ", ".join(f"{label} {count}" for label, count in outcome.wire_faults.items())
+    return f"; wire faults (seed {outcome.wire_seed}): {kinds or 'none'}"
+
+
+def write_wire_faults(config, outcome, name: str) -> None:
+    """artifacts/wire-faults/parallel-<name>.json: the run's fault mix seed and fault kinds, when it had a mix."""
+    path = artifacts_dir(config) / "wire-faults" / f"parallel-{name}.json"
+    path.unlink(missing_ok=True)
+    if outcome.wire_seed is not None:
+        write_json(path, {"seed": outcome.wire_seed, "kinds": outcome.wire_faults})
 
 
 def assert_reference_passed(outcome) -> None:

@@ -22,17 +22,19 @@ scenario under "definite share" in the summary.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from fencecheck.contest import qualified_name
+from fencecheck.contest_results import write_json
 from fencecheck.definite import scenario_contention
 from fencecheck.errors import FencecheckError
 from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
 from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
-from fencecheck.pytest_plugin import count_option
+from fencecheck.pytest_plugin import count_option, wire_mix
 from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, reference_run
 from race_tests.gateway_scenarios import BY_NAME as GATEWAY_BY_NAME
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
@@ -40,7 +42,10 @@ from race_tests.scenarios import BY_NAME
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
 SHARE_PROPERTY = "fencecheck_definite_share"  # user property: (scenario, definite callers, callers)
+WIRE_PROPERTY = "fencecheck_wire_faults"  # user property: (system, {"kind Method": count})
 _SHARES: list[tuple[str, int, int]] = []  # this process's runs: (scenario, definite callers, callers)
+_WIRE: dict[str, Counter[str]] = {}  # the session's wire fault events per system (the controller's sum)
+WIRE_FAULTS_FILE = "wire-faults/races.json"  # under artifacts/: the session's race fault kinds per system
 _SHARE_PROBLEMS = pytest.StashKey[dict]()
 
 
@@ -85,6 +90,7 @@ def _result_scenarios() -> set[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     race_repeat(config)  # a bad value is a usage error before anything runs
+    wire_mix(config)  # so is a malformed --wire-faults / $FENCECHECK_WIRE_FAULTS
     try:
         check_configured()  # so is a $FENCECHECK_SYSTEM that names nothing importable, of either system
     except FencecheckError as error:
@@ -92,6 +98,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
     _SHARES.clear()
+    _WIRE.clear()
+    (config.rootpath / "artifacts" / WIRE_FAULTS_FILE).unlink(missing_ok=True)
     # The controller (or a plain run) forgets earlier runs' per-run results, so the directory describes
     # this run only. Per-run results are about a reference: a run against another implementation of a system
     # neither clears nor writes that system's. benchmark.json (written by benchmarks/races.py) is left alone.
@@ -145,17 +153,28 @@ def record_share(record_property, result) -> None:
     record_property(SHARE_PROPERTY, [result.scenario, answered, result.callers])
 
 
+def record_wire_faults(record_property, run) -> None:
+    """Record a run's wire fault events (`ContestRun.wire_faults`) for the session's count per system."""
+    record_property(WIRE_PROPERTY, [run.plugin.name, dict(run.wire_faults)])
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Collect what the race tests recorded (on the controller, xdist forwards each worker's reports with
     their user properties; a worker's own collection is never read)."""
     if report.when == "call":
         _SHARES.extend(tuple(value) for name, value in report.user_properties if name == SHARE_PROPERTY)
+        for name, value in report.user_properties:
+            if name == WIRE_PROPERTY:
+                _WIRE.setdefault(value[0], Counter()).update(value[1])
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if hasattr(session.config, "workerinput"):
         return
+    if any(_WIRE.values()):  # the evidence: fault kinds exercised per system's races in this session
+        write_json(session.config.rootpath / "artifacts" / WIRE_FAULTS_FILE,
+                   {system: dict(sorted(kinds.items())) for system, kinds in sorted(_WIRE.items()) if kinds})
     problems = scenario_contention(_SHARES)
     session.config.stash[_SHARE_PROBLEMS] = problems
     if problems and session.exitstatus == pytest.ExitCode.OK:
@@ -163,6 +182,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if any(_WIRE.values()):
+        terminalreporter.section("wire faults", sep="-")
+        for system, kinds in sorted(_WIRE.items()):
+            shown = ", ".join(f"{label} {count}" for label, count in sorted(kinds.items()))
+            terminalreporter.line(f"{system} races: {shown or 'none'}")
     problems = config.stash.get(_SHARE_PROBLEMS, {})
     if problems:
         terminalreporter.section("definite share", sep="=", red=True)

@@ -31,6 +31,7 @@ import attrs
 from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
 from fencecheck.contest_results import ScenarioResult, execute_contest
 from fencecheck.plugins.lantern import LANTERN
+from fencecheck.wire.mix import FaultMix
 from model.lantern import (
     DeleteVenue,
     Extinguish,
@@ -63,7 +64,8 @@ class LanternScenario:
         return contest
 
     def execute(self, db: Any, *, implementation: Any, repeat: int, artifacts_dir: Path | None,
-                counterexamples_dir: Path, emulator: Any, project_id: str) -> tuple[ScenarioResult, ContestRun]:
+                counterexamples_dir: Path, emulator: Any, project_id: str,
+                wire_mix: FaultMix | None = None) -> tuple[ScenarioResult, ContestRun]:
         """Race this scenario against `implementation` and judge it: checker, INV-1..5 and the promise."""
         return execute_contest(
             db,
@@ -77,6 +79,7 @@ class LanternScenario:
             counterexamples_dir=counterexamples_dir,
             emulator=emulator,
             project_id=project_id,
+            wire_mix=wire_mix,
         )
 
 
@@ -260,16 +263,20 @@ def build_lights_24_at_one_venue() -> Contest:
 def promise_lights_24_at_one_venue(run: ContestRun) -> list[str]:
     """All lit, count 24, and no retry round at all. These lights share no document but the venue, so any
     aborted attempt (the runner's only reason to retry) is venue contention: B1 keeps the venue out of the
-    read set, so the reference commits each light in its first attempt (docs/lantern-contract.md, #3)."""
+    read set, so the reference commits each light in its first attempt (docs/lantern-contract.md, #3). Under a
+    fault mix a call the wire faulted (`Call.wire_faults`) is excused: its retry, and its attempts, are the
+    wire's doing, not the venue's."""
     problems = [
         f"{record.racer.name}: answered {record.label}, expected lit" for record in run.racers if record.label != "lit"
     ]
     problems += _counter(run, "bar", WIDTH)
+    faulted = {call.id for call in run.history.calls if call.wire_faults}
     for record in run.racers:
-        if record.retries:
-            problems.append(f"{record.racer.name}: needed {record.retries} whole-call retries")
+        retries = sum(1 for call in record.calls[:-1] if call.call_id not in faulted)
+        if retries:
+            problems.append(f"{record.racer.name}: needed {retries} whole-call retries")
         for call in record.calls:
-            if (call.transaction_attempts, call.aborts) != (1, 0):
+            if call.call_id not in faulted and (call.transaction_attempts, call.aborts) != (1, 0):
                 problems.append(
                     f"{record.racer.name}: {call.transaction_attempts} transaction attempts, {call.aborts} aborted "
                     "(venue contention: B1 promises one attempt and no abort)"

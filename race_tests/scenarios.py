@@ -31,6 +31,7 @@ from fencecheck.contest_results import ScenarioResult, execute_contest
 from fencecheck.linearizability import DEFAULT_BUDGET
 from fencecheck.plugin import exact_answer_matches
 from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
+from fencecheck.wire.mix import FaultMix
 from model.journal import (
     Acquire,
     CommandRef,
@@ -164,6 +165,7 @@ def execute(
     project_id: str | None = None,
     system: ReferenceAPI = REFERENCE,
     budget: int = DEFAULT_BUDGET,
+    wire_mix: FaultMix | None = None,
 ) -> tuple[ScenarioResult, ContestRun]:
     """Build `scenario` with fresh ids (from `ids_seed`, else a random seed, saved with the result), race it
     against `system` on `db` through `fencecheck.contest`, judge it (checker, the journal's structural
@@ -183,6 +185,7 @@ def execute(
         emulator=emulator,
         project_id=project_id,
         budget=budget,
+        wire_mix=wire_mix,
     )
 
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from fencecheck.plugins.lantern import LANTERN
+from fencecheck.pytest_plugin import wire_mix
 from fencecheck.systems import reference_run
-from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
+from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share, record_wire_faults
 from race_tests.lantern_scenarios import SCENARIOS, LanternScenario
 
 pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
@@ -42,10 +43,16 @@ def test_lantern_race(
         counterexamples_dir=counterexamples_dir(request.config),
         emulator=emulator,
         project_id=project_id,
+        wire_mix=wire_mix(request.config),
     )
     record_share(record_property, result)
+    record_wire_faults(record_property, _run)
     for key in ("race_seconds", "total_seconds", "checker_ms", "checker_steps", "attempts", "aborts", "outcomes"):
         record_property(key, str(getattr(result, key)))
+    assert_lantern_race_passed(scenario, race_repeat, result)
+
+
+def assert_lantern_race_passed(scenario: LanternScenario, race_repeat: int, result: Any) -> None:
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
     failures = []
     if result.verdict == "unknown":  # an undecided history is not a pass

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from fencecheck.pytest_plugin import wire_mix
 from fencecheck.systems import reference_run
-from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
+from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share, record_wire_faults
 from race_tests.scenarios import SCENARIOS, Scenario, execute
 
 pytestmark = pytest.mark.system("journal")  # deselected by --only-system <another>
@@ -42,8 +43,14 @@ def test_race(
         emulator=emulator,
         project_id=project_id,
         system=system,
+        wire_mix=wire_mix(request.config),
     )
     record_share(record_property, result)
+    record_wire_faults(record_property, run)
+    assert_race_passed(scenario, race_repeat, result, run)
+
+
+def assert_race_passed(scenario: Scenario, race_repeat: int, result: Any, run: Any) -> None:
     verdict = run.verdict
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
     failures = []

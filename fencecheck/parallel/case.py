@@ -44,6 +44,7 @@ from fencecheck.emulator_discovery import new_run_token, project_id_for
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
+from fencecheck.wire.mix import FaultMix
 
 from .execute import CONTENTION, OK, PREFIX, Repetition, run_once
 from .program import V1_SYSTEM, ParallelProgram
@@ -165,18 +166,23 @@ def run_case(
     final: bool = False,
     concurrent: bool = True,
     budget: int = DEFAULT_BUDGET,
+    wire_mix: FaultMix | None = None,
 ) -> CaseResult:
     """Run `program` `repeat` times, each on a fresh project. `final` (the replay Hypothesis reports) keeps
     going, up to FINAL_ROUNDS more rounds of `repeat`, while every repetition passes. `system`: an
-    implementation of the program's system (its reference when None)."""
+    implementation of the program's system (its reference when None). `wire_mix`: the branch calls go
+    through the wire under this fault mix, derived per program and repetition (`Repetition.wire_seed`)."""
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     started = time.perf_counter()
+    numbers = itertools.count()
+    program_key = hashlib.sha256(repr(program).encode()).hexdigest()[:12] if wire_mix is not None else ""
 
     def once() -> Repetition:
+        mix = None if wire_mix is None else wire_mix.derive(f"{program_key}-{next(numbers)}")
         project_id, db = projects.new()
         try:
-            return run_once(db, program, system=system, project_id=project_id, budget=budget)
+            return run_once(db, program, system=system, project_id=project_id, budget=budget, wire_mix=mix)
         finally:
             projects.release(project_id, db)
 

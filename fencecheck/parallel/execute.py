@@ -7,8 +7,11 @@
    (`fencecheck.race.release_together`); each branch makes its calls in order through `plugin.invoke`, with a
    clock that reads the op's own clock reading. A caller whose answer is indefinite (the system's unavailable
    code, a transport error, no answer) retries the whole call with the same op up to `max_retries` times; a
-   `commit_failure_first` call makes its first attempt on the spec's commit-failing client; every attempt is
-   recorded by one `Recorder`.
+   `commit_failure_first` call makes its first attempt (its op marked by the spec's `CommitFailure.mark`) on
+   its branch's rejecting wire lane, a fault proxy of its own that rejects every Commit before it reaches the
+   emulator (`fencecheck.wire.lanes`: any implementation, one in another process included); with a fault mix
+   (`wire_mix`, `fencecheck.wire.mix`) every branch call goes through its branch's mixed lane. Every attempt
+   is recorded by one `Recorder`, with the wire faults that hit it.
 3. read back the whole project, and judge: the linearizability checker from the model state after the prefix,
    against the called partitions' stored documents; plus clock reads, foreign exceptions, hung branches,
    documents outside every partition, and the system's own structural checks (`ParallelSpec.race_problems`:
@@ -33,6 +36,8 @@ from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder,
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import Lockstep, LockstepMismatch, OnceClock
 from fencecheck.plugin import SystemPlugin
+from fencecheck.wire.lanes import Lane, WireLanes
+from fencecheck.wire.mix import FaultMix
 
 from .program import BranchCall, ParallelProgram
 from .strategy import spec_of
@@ -96,6 +101,8 @@ class Repetition:
     race_seconds: float = 0.0
     checker_seconds: float = 0.0
     seconds: float = 0.0
+    wire_faults: Any = attrs.field(factory=dict)  # fault events per "kind Method" over every lane
+    wire_seed: str | None = None  # the fault mix's seed (None: no mix)
 
     @property
     def passed(self) -> bool:
@@ -114,12 +121,20 @@ class Repetition:
         return "\n".join(parts)
 
 
-def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Recorder, lane: str, op: Any) -> Attempt:
+def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Recorder, lane: str, op: Any,
+               wire: Lane | None = None) -> Attempt:
     log = fresh_log(0, 0)
     clock = OnceClock(plugin.clock_of(op))
     unexpected = None
+
+    def invoke(client: Any) -> Any:
+        return plugin.invoke(implementation, client, op, clock, log)
+
+    run, faults = (lambda: invoke(db)), None
+    if wire is not None:
+        run, faults = WireLanes.call(wire, invoke)
     try:
-        value = recorder.call(lane, op, lambda: plugin.invoke(implementation, db, op, clock, log))
+        value = recorder.call(lane, op, run, wire_faults=faults)
         outcome: Outcome = Definite(observed_of(value))
     except Exception as error:  # recorded already; classified the same way here to decide on a retry
         outcome = classifier(plugin, implementation)(error)
@@ -128,8 +143,8 @@ def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Rec
     return Attempt(op, outcome, log.attempts, log.aborts, clock.reads, unexpected)
 
 
-def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, failing: Any, recorder: Recorder, lane: str,
-                calls: tuple[BranchCall, ...], max_retries: int) -> tuple[CallerRecord, ...]:
+def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, lanes: WireLanes | None, recorder: Recorder,
+                lane: str, calls: tuple[BranchCall, ...], max_retries: int) -> tuple[CallerRecord, ...]:
     commit_failure = spec_of(plugin).commit_failure
     records = []
     for call in calls:
@@ -137,7 +152,10 @@ def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, failing: Any
         for number in range(1 + max_retries):
             first_fails = number == 0 and call.commit_failure_first and commit_failure is not None
             op = commit_failure.mark(call.op) if first_fails else call.op
-            attempt = _call_once(plugin, implementation, failing if first_fails else db, recorder, lane, op)
+            wire = None
+            if lanes is not None:
+                wire = lanes.rejecting(lane) if first_fails else lanes.mixed(lane) if lanes.mix is not None else None
+            attempt = _call_once(plugin, implementation, db, recorder, lane, op, wire)
             attempts.append(attempt)
             if attempt.outcome.definite:
                 break
@@ -182,9 +200,12 @@ def run_once(
     budget: int = DEFAULT_BUDGET,
     barrier_timeout: float = 120.0,
     join_timeout: float = 600.0,
+    wire_mix: FaultMix | None = None,
 ) -> Repetition:
     """Run `program` once on `db`, a client for an empty project that nobody else writes to, against `system`
-    (an implementation of the program's system; its plug-in's reference when None)."""
+    (an implementation of the program's system; its plug-in's reference when None). `wire_mix`: the branch
+    calls go through their lanes under this fault mix (the prefix and the read-back never do). The wire lanes
+    live as long as the repetition."""
     started = time.perf_counter()
     plugin = program.plugin
     spec = spec_of(plugin)
@@ -199,22 +220,24 @@ def run_once(
     initial = lockstep.state
     keys = program.keys()
     before = spec.before_race(db, keys)
-    failing = None
-    if spec.commit_failure is not None and any(c.commit_failure_first for b in program.branches for c in b):
-        failing = spec.commit_failure.client(db)
-
+    rejects = spec.commit_failure is not None and any(c.commit_failure_first for b in program.branches for c in b)
+    wire = WireLanes(db, mix=wire_mix) if rejects or wire_mix is not None else None
     recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
     lanes = program.lanes
-    records, hung_indices = release_together(
-        [
-            functools.partial(_run_branch, plugin, implementation, db, failing, recorder, lane, branch, max_retries)
-            for lane, branch in zip(lanes, program.branches, strict=True)
-        ],
-        [f"parallel-{lane}" for lane in lanes],
-        barrier_timeout=barrier_timeout,
-        join_timeout=join_timeout,
-        label="parallel",
-    )
+    try:
+        records, hung_indices = release_together(
+            [
+                functools.partial(_run_branch, plugin, implementation, db, wire, recorder, lane, branch, max_retries)
+                for lane, branch in zip(lanes, program.branches, strict=True)
+            ],
+            [f"parallel-{lane}" for lane in lanes],
+            barrier_timeout=barrier_timeout,
+            join_timeout=join_timeout,
+            label="parallel",
+        )
+    finally:
+        if wire is not None:
+            wire.close()
     hung = [lanes[i] for i in hung_indices]
 
     project = read_project(db)
@@ -241,6 +264,8 @@ def run_once(
     if not spec.reports_strays:
         problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
     problems += spec.race_problems(db, initial, keys, before, project)
+    if wire is not None:
+        problems += wire.rejection_problems()
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
     excused = contract_unavailable(verdict, initial)
     last_ids = _last_call_ids(history, lanes, branches)
@@ -263,4 +288,6 @@ def run_once(
         race_seconds,
         checker_seconds,
         time.perf_counter() - started,
+        dict(sorted(wire.kinds().items())) if wire is not None else {},
+        None if wire_mix is None else wire_mix.seed,
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from hypothesis.internal.conjecture import engine as conjecture_engine
 
 from fencecheck import hypothesis_profiles
 from fencecheck.plugin import SystemPlugin
+from fencecheck.wire.mix import FaultMix
 
 from .case import DEFAULT_REPEAT, CaseResult, ProjectSource, run_case, save_counterexample
 from .minimize import minimize
@@ -130,6 +132,8 @@ class Outcome:
     minimize_tries: int = 0
     contended_repetitions: int = 0  # repetitions too contended to judge (fencecheck.definite): never a pass
     contention: str | None = None  # the first one's message, with its program
+    wire_faults: dict[str, int] = attrs.field(factory=dict)  # fault events per "kind Method", every repetition
+    wire_seed: str | None = None  # the fault mix's seed (None: no mix)
 
     @property
     def contended(self) -> bool:
@@ -162,12 +166,15 @@ def run_property(
     minimize_seconds: float | None = None,
     counterexamples: Path | None = None,
     on_case: Callable[[CaseResult], None] | None = None,
+    wire_mix: FaultMix | None = None,
 ) -> Outcome:
     """Run the parallel property of `plugin`'s system against `system` (an implementation of it; its reference
     when None) under `run_settings` (default `parallel_settings()`), with `budget`'s sizes and shrinking times
     (default `budget_for()`, the profile's); never raises for a failing program (see `Outcome`); harness errors
-    propagate."""
+    propagate. `wire_mix`: every branch call goes through the wire under this seeded fault mix
+    (`fencecheck.wire.mix`); the fault events of every repetition are counted in `Outcome.wire_faults`."""
     budget = budget or budget_for()
+    faults: Counter[str] = Counter()
     run_settings = run_settings or parallel_settings(budget=budget)
     seconds = budget.shrink_seconds if shrink_seconds is None else shrink_seconds
     minimizing = budget.minimize_seconds if minimize_seconds is None else minimize_seconds
@@ -182,7 +189,9 @@ def run_property(
     @given(programs(plugin, max_branches=budget.max_branches, max_concurrent_ops=budget.max_concurrent_ops))
     def parallel_property(program):
         is_final = _is_final()
-        result = run_case(projects, program, system=system, repeat=repeat, final=is_final)
+        result = run_case(projects, program, system=system, repeat=repeat, final=is_final, wire_mix=wire_mix)
+        for repetition in result.repetitions:
+            faults.update(repetition.wire_faults)
         seen["examples"] += 1
         seen["repetitions"] += len(result.repetitions)
         seen["contested"] += bool(contested_keys(program))
@@ -219,7 +228,7 @@ def run_property(
     if case is not None and minimizing > 0:
 
         def fails(candidate: ParallelProgram) -> CaseResult | None:
-            result = run_case(projects, candidate, system=system, repeat=repeat)
+            result = run_case(projects, candidate, system=system, repeat=repeat, wire_mix=wire_mix)
             seen["repetitions"] += len(result.repetitions)
             return result if result.failed else None
 
@@ -241,6 +250,8 @@ def run_property(
         minimize_tries=tries,
         contended_repetitions=seen["contended"],
         contention=contention[0] if contention else None,
+        wire_faults=dict(sorted(faults.items())),
+        wire_seed=None if wire_mix is None else wire_mix.seed,
     )
 
 

@@ -5,8 +5,10 @@ The engine (program, execute, case, property, minimize) is generic; a system bri
 - `programs(...)`: its Hypothesis strategy of `ParallelProgram`s, drawn so that contests actually happen
   (prefix calls that build a contested state, branch calls that race over it). The engine keeps only
   programs with a contested partition (`program.contested_keys`);
-- `commit_failure`: how a call's first attempt runs on a client whose commit the server rejects (the
-  journal's `CommitFailureClient`), or None when the system has none;
+- `commit_failure`: that a call's first attempt may run with its commits rejected, and how that attempt's op
+  is marked (`mark`), or None when the system has none. The engine runs such an attempt on a wire lane whose
+  proxy rejects every Commit (`fencecheck.wire.lanes`), for any implementation; `client` (the journal's
+  `CommitFailureClient`, the client-side path) is kept for callers of the spec outside the engine;
 - `before_race(db, keys)` and `race_problems(db, initial_state, keys, before, project)`: its structural
   checks of the stored documents after the race, beyond the checker's verdict (per partition, and whatever
   the whole-project read-back must show), as problems in words. Documents outside every partition are the

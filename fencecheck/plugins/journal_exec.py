@@ -11,9 +11,12 @@ judges the reference's `CommandJournalError`. Everything else that goes wrong (a
 answer, a protocol error) is an `ImplementationFailure` or `ProtocolErrorAnswer`: not the contract's error, so
 every runner counts it as an error, never as a verdict.
 
+Each call goes to the process for the emulator host and project of the client it is handed: a client
+through a wire proxy (a lockstep's wire session, a race's or a parallel program's wire lane,
+`fencecheck.wire.lanes`) gets a process pointed at that proxy, so every wire fault reaches the implementation.
 A client that fails commits by wrapping the Python client (`fencecheck.firestore_io.CommitFailureClient`)
 cannot reach another process's commits: such a call is refused with `ExecFaultUnsupported` (an error, never a
-verdict) until it goes through the wire proxy, whose faults reach any client.
+verdict); the suites never hand it one.
 """
 
 from __future__ import annotations

@@ -1,10 +1,19 @@
-"""Just enough of the protobuf wire format to roll back the transaction of a Commit the proxy rejected.
+"""Just enough of the protobuf wire format to roll back the transaction of a Commit the proxy rejected, or
+of a read whose answer it lost or cut after that read began a transaction.
 
 A Commit the proxy rejects never reaches the emulator, so its transaction would stay open there, holding
 its locks (the emulator locks pessimistically) until it times out: every later transaction on those
 documents would wait and abort. A real server ends a transaction whose commit it refuses; so the proxy
 sends the emulator a Rollback for it. That needs two fields of two messages, read and written here from
 their field numbers (google/firestore/v1/firestore.proto): no Firestore protos.
+
+A read that begins its transaction (the Node client's: its first BatchGetDocuments carries `new_transaction`,
+no BeginTransaction) and whose answer the proxy loses or cuts leaves the same orphan: the client never
+learned the transaction's id (or abandoned the attempt; the Node client sends no Rollback), and the emulator
+held its locks until it timed out (measured: the next call on that document took 34 s, 10 aborted attempts).
+A real server would expire it too, later; the proxy ends it so that a read fault costs the client its
+call, not the emulator's lock timeout. The Python client begins with BeginTransaction, so its reads name an
+existing transaction and nothing of theirs is rolled back.
 """
 
 from __future__ import annotations
@@ -77,4 +86,24 @@ def rollback_for_commit(commit_request: bytes) -> bytes | None:
     if not transaction:
         return None
     database = fields.get(_COMMIT_DATABASE, b"")
+    return _field(_ROLLBACK_DATABASE, database) + _field(_ROLLBACK_TRANSACTION, transaction)
+
+
+# BatchGetDocumentsRequest: string database = 1; BatchGetDocumentsResponse: bytes transaction = 3.
+# RunQueryRequest: string parent = 1 ("projects/P/databases/D/documents[/...]"); RunQueryResponse: bytes
+# transaction = 2. A response carries the transaction only when its request began one (new_transaction).
+_READS = {"BatchGetDocuments": 3, "RunQuery": 2}
+
+
+def rollback_for_read(method: str, request: bytes, responses: list[bytes]) -> bytes | None:
+    """The RollbackRequest that ends the transaction a faulted read began (``method`` a short name, the
+    responses the emulator sent, relayed or not); None when the read began none (its request named an
+    existing transaction, or none), so there is nothing the client could not end itself."""
+    field = _READS.get(method)
+    if field is None:
+        return None
+    transaction = next((t for r in responses if (t := length_delimited_fields(r).get(field))), None)
+    if not transaction:
+        return None
+    database = length_delimited_fields(request).get(1, b"").split(b"/documents")[0]
     return _field(_ROLLBACK_DATABASE, database) + _field(_ROLLBACK_TRANSACTION, transaction)

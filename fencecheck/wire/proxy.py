@@ -38,7 +38,7 @@ from fencecheck.emulator_discovery import loopback_emulator_host
 from fencecheck.errors import UsageError
 from fencecheck.wire.faults import NO_FAULTS, EventLog, Fault, FaultKind, FaultPlan, FaultRule
 from fencecheck.wire.methods import Cardinality, cardinality, full_name, short_name
-from fencecheck.wire.protowire import rollback_for_commit
+from fencecheck.wire.protowire import rollback_for_commit, rollback_for_read
 
 if TYPE_CHECKING:
     from google.cloud import firestore
@@ -286,6 +286,22 @@ class WireProxy:
             self._stub(Cardinality.UNARY_UNARY, _ROLLBACK).with_call(
                 rollback, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
 
+    def _roll_back_read(self, method: str, request: Any, responses: list[bytes],
+                        context: grpc.ServicerContext) -> None:
+        """End the transaction a faulted read began (``fencecheck.wire.protowire.rollback_for_read`` says why).
+        Best effort, as for a rejected Commit."""
+        if not isinstance(request, bytes):
+            return
+        try:
+            rollback = rollback_for_read(short_name(method), request, responses)
+        except UsageError:
+            return
+        if rollback is None:
+            return
+        with contextlib.suppress(grpc.RpcError):
+            self._stub(Cardinality.UNARY_UNARY, _ROLLBACK).with_call(
+                rollback, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
+
     def _after(self, method: str, call: int, fault: Fault, context: grpc.ServicerContext,
                upstream_code: grpc.StatusCode | None) -> None:
         """Lose, drop or cut the answer after forwarding (always raises through ``context.abort``)."""
@@ -322,23 +338,30 @@ class WireProxy:
         forward = self._stub(cardinality(method), method)
         responses = forward(request, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
         context.add_callback(responses.cancel)  # the client went away: so does the forwarded call
+        faulted = kind in _LOSES_ANSWER or kind is FaultKind.CUT_STREAM
+        seen: list[bytes] = []  # a faulted read's responses: the transaction it began, if any (_roll_back_read)
         try:
             if kind not in _LOSES_ANSWER:
                 context.send_initial_metadata(responses.initial_metadata() or ())
             for response in responses:
+                if faulted:
+                    seen.append(response)
                 if kind in _LOSES_ANSWER:
                     continue
                 yield response
                 if kind is FaultKind.CUT_STREAM:
                     responses.cancel()
+                    self._roll_back_read(method, request, seen, context)
                     self._after(method, call, fault, context, None)
         except grpc.RpcError as error:
-            if kind in _LOSES_ANSWER or kind is FaultKind.CUT_STREAM:
+            if faulted:
+                self._roll_back_read(method, request, seen, context)
                 self._after(method, call, fault, context, error.code())
             _relay_error(context, error)
         finally:
             responses.cancel()  # no-op once the call has ended
-        if kind in _LOSES_ANSWER or kind is FaultKind.CUT_STREAM:  # a cut stream with no response at all
+        if faulted:  # a lost answer, or a cut stream with no response at all
+            self._roll_back_read(method, request, seen, context)
             self._after(method, call, fault, context, grpc.StatusCode.OK)
         context.set_trailing_metadata(responses.trailing_metadata() or ())
 

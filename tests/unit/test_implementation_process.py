@@ -129,3 +129,52 @@ sys.stdin.read()
     with ImplementationProcess([sys.executable, "-c", script], emulator_host="h", project_id="p") as process:
         with pytest.raises(ImplementationFailure, match="not protocol version 1"):
             process.hello()
+
+
+def _pool_fake(tmp_path, together: int) -> list[str]:
+    """A fake whose hello answers only once `together` fakes have started (each leaves a file in
+    `tmp_path`): a pool that started them one at a time would wait for ever (then fail at HELLO_SECONDS)."""
+    script = f"""
+import json, os, pathlib, sys, time
+here = pathlib.Path({str(tmp_path)!r})
+(here / f"started-{{os.getpid()}}").touch()
+while len(list(here.glob("started-*"))) < {together}:
+    time.sleep(0.01)
+hello = json.loads(sys.stdin.readline())
+sys.stdout.write(json.dumps({{"id": hello["id"], "output": {{"protocol": "fencecheck-implementation", "version": 1,
+    "system": "journal", "implementation": "fake", "projectId": os.environ["FENCECHECK_PROJECT_ID"]}}}}) + "\\n")
+sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.write(json.dumps({{"id": request["id"], "output": {{"host": os.environ["FIRESTORE_EMULATOR_HOST"]}}}})
+                     + "\\n")
+    sys.stdout.flush()
+"""
+    return [sys.executable, "-c", script]
+
+
+def test_a_pool_starts_the_processes_of_several_hosts_at_once_and_ends_a_hosts_own(tmp_path) -> None:
+    """A race's wire lanes are hosts of their own: their processes start together (not one hello after the
+    other), each call reaches the process of its client's host, and `close_host` ends only that host's."""
+    import threading
+
+    from fencecheck.implementation_process import ImplementationPool
+
+    hosts = ("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")
+    pool = ImplementationPool(_pool_fake(tmp_path, len(hosts)))
+    answers: dict[str, object] = {}
+    try:
+        threads = [threading.Thread(target=lambda h=h: answers.__setitem__(h, pool.call(h, "demo-p", "x", {}, "t")))
+                   for h in hosts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert answers == {host: Answer(output={"host": host}) for host in hosts}
+        assert pool.running() == 3
+        pool.close_host("127.0.0.1:2")
+        assert pool.running() == 2
+        assert pool.call("127.0.0.1:1", "demo-p", "x", {}, "t") == Answer(output={"host": "127.0.0.1:1"})
+    finally:
+        pool.close()
+    assert pool.running() == 0

@@ -1,0 +1,52 @@
+"""A few parallel programs of each system, always under the wire's seeded fault mix (issue 15, point 3):
+every branch call goes through its branch's fault proxy (`fencecheck.wire.lanes`) under a plan the mix draws
+per program and repetition (`fencecheck.wire.mix`). The property is the reference runs' (every repetition
+linearizable, the structural checks, the definite share); the budget is small, for CI's sake.
+
+The mix is `--wire-faults` / $FENCECHECK_WIRE_FAULTS when given, else seed `DEFAULT_SEED`, so `./run tests` and
+the gate's ci profile run these with faults whatever the option says; the option turns the mix on for the
+reference runs too (test_parallel_reference.py, test_lantern_parallel_reference.py). Fault kinds go to
+artifacts/wire-faults/parallel-<name>.json; no evidence record of the reference is written from here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fencecheck.parallel import Budget, parallel_settings, run_property
+from fencecheck.plugins import plugin
+from fencecheck.pytest_plugin import wire_mix
+from fencecheck.systems import configured_implementation
+from fencecheck.wire.mix import DEFAULT_SEED, FaultMix
+from parallel_tests.conftest import counterexamples_dir
+from parallel_tests.test_parallel_reference import assert_reference_passed, wire_note, write_wire_faults
+
+JOURNAL_BUDGET = Budget(examples=3, known_bad_examples=0, shrink_seconds=10, minimize_seconds=10, max_branches=3,
+                        max_concurrent_ops=5)
+LANTERN_BUDGET = Budget(examples=1, known_bad_examples=0, shrink_seconds=10, minimize_seconds=10, max_branches=3,
+                        max_concurrent_ops=4)
+REPEAT = 3
+
+
+def _run(name, budget, projects, request):
+    config = request.config
+    system_plugin = plugin(name)
+    outcome = run_property(projects, plugin=system_plugin, system=configured_implementation(system_plugin),
+                           repeat=REPEAT, budget=budget, run_settings=parallel_settings(budget=budget),
+                           counterexamples=counterexamples_dir(config),
+                           wire_mix=wire_mix(config) or FaultMix(DEFAULT_SEED))
+    print(f"\nparallel {name} under wire faults: {outcome.examples} programs x {REPEAT} repetitions in "
+          f"{outcome.seconds:.1f} s{wire_note(outcome)}")
+    write_wire_faults(config, outcome, f"{name}-wire-faults")
+    assert_reference_passed(outcome)
+    assert outcome.wire_seed is not None and outcome.wire_faults, "the fault mix faulted nothing"
+
+
+@pytest.mark.system("journal")
+def test_journal_parallel_programs_under_wire_faults(projects, request):
+    _run("journal", JOURNAL_BUDGET, projects, request)
+
+
+@pytest.mark.system("lantern")
+def test_lantern_parallel_programs_under_wire_faults(projects, request):
+    _run("lantern", LANTERN_BUDGET, projects, request)
