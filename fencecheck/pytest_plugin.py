@@ -172,6 +172,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"run the race and parallel suites' calls through the wire under a seeded fault mix "
         f"(fencecheck/wire/mix.py; default: ${mix.ENV}, else off; on = seed {mix.DEFAULT_SEED})",
     )
+    _add_selection_options(parser)
 
 
 def wire_mix(config: pytest.Config) -> FaultMix | None:
@@ -267,7 +268,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _restore(config.stash.get(_token_key, {}))
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def _add_selection_options(parser: pytest.Parser) -> None:
     parser.addoption(
         ONLY_SYSTEM_OPTION, metavar="NAME", default=None,
         help=f"deselect the tests marked {SYSTEM_MARKER}(<another system>): a gate against one system's "
