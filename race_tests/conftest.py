@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -192,3 +193,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.section("definite share", sep="=", red=True)
         for scenario, problem in problems.items():
             terminalreporter.line(f"FAILED {scenario}: {problem}")
+
+
+def assert_contest_passed(scenario: Any, race_repeat: int, result: Any, *, invariants: str, promise: str) -> None:
+    """A lantern or gateway race's result passed: decided and linearizable, its `invariants` and harness checks
+    kept, its `promise` (`scenario.promise_text`) kept, enough callers definite. One message names every
+    failure, a contract finding before contention."""
+    where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
+    failures = []
+    if result.verdict == "unknown":  # an undecided history is not a pass
+        failures.append(f"the checker could not decide within its budget ({where}):\n{result.explanation}")
+    elif result.verdict != "ok":
+        failures.append(f"the history is not linearizable ({where}):\n{result.explanation}")
+    if result.problems:
+        failures.append(f"{invariants} or harness checks broken:\n" + "\n".join(result.problems))
+    if result.promise_problems:
+        failures.append(f"{promise} ({scenario.promise_text}) is broken:\n" + "\n".join(result.promise_problems))
+    if result.contention is not None:  # last: a contract finding above outweighs it
+        failures.append(result.contention)
+    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)

@@ -18,7 +18,7 @@ import pytest
 
 from fencecheck.plugins.gateway import GATEWAY
 from fencecheck.systems import reference_run
-from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share
+from race_tests.conftest import artifacts_dir, assert_contest_passed, counterexamples_dir, record_share
 from race_tests.gateway_scenarios import SCENARIOS, GatewayScenario
 
 pytestmark = pytest.mark.system("gateway")  # deselected by --only-system <another>
@@ -47,17 +47,4 @@ def test_gateway_race(
     record_share(record_property, result)
     for key in ("race_seconds", "total_seconds", "checker_ms", "checker_steps", "attempts", "aborts", "outcomes"):
         record_property(key, str(getattr(result, key)))
-    where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
-    failures = []
-    if result.verdict == "unknown":  # an undecided history is not a pass
-        failures.append(f"the checker could not decide within its budget ({where}):\n{result.explanation}")
-    elif result.verdict != "ok":
-        failures.append(f"the history is not linearizable ({where}):\n{result.explanation}")
-    if result.problems:
-        failures.append("G-INV-1..12 or harness checks broken:\n" + "\n".join(result.problems))
-    if result.promise_problems:
-        failures.append(f"the contract's promise ({scenario.promise_text}) is broken:\n"
-                        + "\n".join(result.promise_problems))
-    if result.contention is not None:  # last: a contract finding above outweighs it
-        failures.append(result.contention)
-    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)
+    assert_contest_passed(scenario, race_repeat, result, invariants="G-INV-1..12", promise="the contract's promise")

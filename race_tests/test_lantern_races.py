@@ -18,7 +18,13 @@ import pytest
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.pytest_plugin import wire_mix
 from fencecheck.systems import reference_run
-from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share, record_wire_faults
+from race_tests.conftest import (
+    artifacts_dir,
+    assert_contest_passed,
+    counterexamples_dir,
+    record_share,
+    record_wire_faults,
+)
 from race_tests.lantern_scenarios import SCENARIOS, LanternScenario
 
 pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
@@ -53,17 +59,4 @@ def test_lantern_race(
 
 
 def assert_lantern_race_passed(scenario: LanternScenario, race_repeat: int, result: Any) -> None:
-    where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
-    failures = []
-    if result.verdict == "unknown":  # an undecided history is not a pass
-        failures.append(f"the checker could not decide within its budget ({where}):\n{result.explanation}")
-    elif result.verdict != "ok":
-        failures.append(f"the history is not linearizable ({where}):\n{result.explanation}")
-    if result.problems:
-        failures.append("invariants or harness checks broken:\n" + "\n".join(result.problems))
-    if result.promise_problems:
-        failures.append(f"the seed's promise ({scenario.promise_text}) is broken:\n"
-                        + "\n".join(result.promise_problems))
-    if result.contention is not None:  # last: a contract finding above outweighs it
-        failures.append(result.contention)
-    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)
+    assert_contest_passed(scenario, race_repeat, result, invariants="invariants", promise="the seed's promise")

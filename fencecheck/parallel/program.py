@@ -47,6 +47,18 @@ class BranchCall:
     commit_failure_first: bool = False
 
 
+def trim_branches(branches: list[list[BranchCall]], max_calls: int) -> tuple[tuple[BranchCall, ...], ...]:
+    """Cut calls from the ends of the last branches until at most `max_calls` remain (each keeps one): how a
+    plug-in's strategy keeps its drawn branches within the engine's `max_concurrent_ops`. Changes `branches`."""
+    excess = sum(len(branch) for branch in branches) - max_calls
+    for branch in reversed(branches):
+        cut = min(excess, len(branch) - 1)
+        if cut > 0:
+            del branch[len(branch) - cut :]
+            excess -= cut
+    return tuple(tuple(branch) for branch in branches)
+
+
 def _ops(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 

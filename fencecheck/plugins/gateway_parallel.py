@@ -31,7 +31,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fencecheck.firestore_io import Stored, read_project
-from fencecheck.parallel.program import BranchCall, ParallelProgram
+from fencecheck.parallel.program import BranchCall, ParallelProgram, trim_branches
 from fencecheck.parallel.spec import ParallelSpec
 from fencecheck.plugins.gateway_structure import ROOT
 from fencecheck.plugins.gateway_structure import race_problems as stored_race_problems
@@ -184,17 +184,6 @@ def gateway_calls(draw: st.DrawFn, stage: str, intents: tuple[str, ...] = INTENT
     return CloseWindow(journal=REF, now=now)
 
 
-def _within(branches: list[list[BranchCall]], max_calls: int) -> tuple[tuple[BranchCall, ...], ...]:
-    """Cut calls from the ends of the last branches until at most `max_calls` remain (each keeps one)."""
-    excess = sum(len(branch) for branch in branches) - max_calls
-    for branch in reversed(branches):
-        cut = min(excess, len(branch) - 1)
-        if cut > 0:
-            del branch[len(branch) - cut:]
-            excess -= cut
-    return tuple(tuple(branch) for branch in branches)
-
-
 @st.composite
 def _programs(draw: st.DrawFn, max_prefix_ops: int, max_branches: int, max_concurrent_ops: int,
               max_branch_ops: int) -> ParallelProgram:
@@ -206,7 +195,7 @@ def _programs(draw: st.DrawFn, max_prefix_ops: int, max_branches: int, max_concu
     swarm = draw(st.sampled_from(SWARMS))
     calls = st.builds(BranchCall, gateway_calls(stage, swarm))
     branches = draw(st.lists(st.lists(calls, min_size=1, max_size=max_branch_ops), min_size=2, max_size=max_branches))
-    return ParallelProgram(prefix, _within(branches, max_concurrent_ops), T0, system=SYSTEM)
+    return ParallelProgram(prefix, trim_branches(branches, max_concurrent_ops), T0, system=SYSTEM)
 
 
 def programs(*, max_prefix_ops: int = 6, max_branches: int = 4, max_concurrent_ops: int = 12,

@@ -32,7 +32,7 @@ import attrs
 from hypothesis import strategies as st
 
 from fencecheck.firestore_io import CommitFailureClient, Stored
-from fencecheck.parallel.program import T0, BranchCall, ParallelProgram, contested_keys
+from fencecheck.parallel.program import T0, BranchCall, ParallelProgram, contested_keys, trim_branches
 from fencecheck.parallel.spec import CommitFailure, ParallelSpec
 from fencecheck.plugins.journal_store import nested_paths, read_key
 from fencecheck.plugins.journal_structure import project_problems, structural_problems
@@ -216,17 +216,6 @@ def prefixes(draw: st.DrawFn, keys: int, max_ops: int = MAX_PREFIX_OPS) -> tuple
     return tuple(ops), clock
 
 
-def _within(branches: list[list[BranchCall]], max_calls: int) -> tuple[tuple[BranchCall, ...], ...]:
-    """Cut calls from the ends of the last branches until at most `max_calls` remain (each keeps one)."""
-    excess = sum(len(branch) for branch in branches) - max_calls
-    for branch in reversed(branches):
-        cut = min(excess, len(branch) - 1)
-        if cut > 0:
-            del branch[len(branch) - cut :]
-            excess -= cut
-    return tuple(tuple(branch) for branch in branches)
-
-
 @st.composite
 def _programs(
     draw: st.DrawFn, max_prefix_ops: int, max_branches: int, max_concurrent_ops: int, max_branch_ops: int
@@ -240,7 +229,7 @@ def _programs(
     # Lists, because Hypothesis's shrinker deletes list elements (a branch, a call) cleanly.
     calls = st.builds(BranchCall, journal_calls(state, keys, clock, swarm), st.sampled_from(COMMIT_FAILURE_FIRST))
     branches = draw(st.lists(st.lists(calls, min_size=1, max_size=max_branch_ops), min_size=2, max_size=max_branches))
-    return ParallelProgram(prefix, _within(branches, max_concurrent_ops), system=SYSTEM)
+    return ParallelProgram(prefix, trim_branches(branches, max_concurrent_ops), system=SYSTEM)
 
 
 def programs(

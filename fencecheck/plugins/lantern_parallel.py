@@ -29,7 +29,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fencecheck.firestore_io import Stored
-from fencecheck.parallel.program import BranchCall, ParallelProgram
+from fencecheck.parallel.program import BranchCall, ParallelProgram, trim_branches
 from fencecheck.parallel.spec import ParallelSpec
 from model.lantern import (
     LANTERN_TTL,
@@ -127,17 +127,6 @@ def lantern_calls(draw: st.DrawFn, state: LanternState, clock: datetime, intents
     return Extinguish(user, lantern_id(_pick(USERS, n), 1), now=now)
 
 
-def _within(branches: list[list[BranchCall]], max_calls: int) -> tuple[tuple[BranchCall, ...], ...]:
-    """Cut calls from the ends of the last branches until at most `max_calls` remain (each keeps one)."""
-    excess = sum(len(branch) for branch in branches) - max_calls
-    for branch in reversed(branches):
-        cut = min(excess, len(branch) - 1)
-        if cut > 0:
-            del branch[len(branch) - cut:]
-            excess -= cut
-    return tuple(tuple(branch) for branch in branches)
-
-
 @st.composite
 def _programs(draw: st.DrawFn, max_prefix_ops: int, max_branches: int, max_concurrent_ops: int,
               max_branch_ops: int) -> ParallelProgram:
@@ -148,7 +137,7 @@ def _programs(draw: st.DrawFn, max_prefix_ops: int, max_branches: int, max_concu
     swarm = draw(st.sampled_from(SWARMS))
     calls = st.builds(BranchCall, lantern_calls(state, clock, swarm))
     branches = draw(st.lists(st.lists(calls, min_size=1, max_size=max_branch_ops), min_size=2, max_size=max_branches))
-    return ParallelProgram(prefix, _within(branches, max_concurrent_ops), T0, system=SYSTEM)
+    return ParallelProgram(prefix, trim_branches(branches, max_concurrent_ops), T0, system=SYSTEM)
 
 
 def programs(*, max_prefix_ops: int = 4, max_branches: int = 4, max_concurrent_ops: int = 12,
