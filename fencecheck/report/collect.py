@@ -62,7 +62,7 @@ from .model import (
 )
 from .parallel import ParallelSection, collect_parallel
 from .record import GateRecord, capture_environment, run_settings
-from .wire_faults import check_race_wire_faults, collect_wire_faults
+from .wire_faults import check_race_wire_faults, collect_wire_faults, fault_kinds
 
 DEFAULT_SUITES = ("unit", "rules", "emulator", "stateful", "races", "parallel")  # fencecheck.cli.SUITES, in gate order
 _RACE_FILE = re.compile(r"^[a-z0-9_]+-\d+\.json$")  # race_tests/conftest.py; benchmark.json is not a run
@@ -226,6 +226,8 @@ def _suite_result(name: str, status: str, counts: SuiteCounts, wall: float | Non
 
 
 def _stateful_machine(data: Any) -> StatefulMachine:
+    if isinstance(data, dict) and "wireFaults" in data:
+        fault_kinds(data["wireFaults"], "wireFaults")  # counts as the wire section reads them (no negative count)
     failures = data.get("failures", [])
     if isinstance(failures, int) and not isinstance(failures, bool):  # a bare count: no details recorded
         data = {**data, "failures": [{"message": "(no details recorded)"}] * failures}

@@ -129,10 +129,12 @@ def test_malformed_files_are_artifact_errors_naming_the_file(tmp_path):
     race = artifacts / "races" / RACE_FILE
     data = json.loads(race.read_text())
     race.write_text(json.dumps({**data, "wireFaults": {"seed": None, "kinds": {"reject Commit": "2"}}}))
+    write_stateful_summary(artifacts, machine="JournalMachine", profile="gate", examples=1, steps=1, seconds=1.0,
+                           wire_faults={"reject Commit": -1})
     run = collect(artifacts)
     assert sorted(e.path for e in run.artifact_errors) == [
-        f"races/{RACE_FILE}", "wire-faults/parallel-journal-wire-faults.json", "wire-faults/parallel-old.json",
-        "wire-faults/races.json"]
+        f"races/{RACE_FILE}", "stateful/JournalMachine.json", "wire-faults/parallel-journal-wire-faults.json",
+        "wire-faults/parallel-old.json", "wire-faults/races.json"]
     assert "fail-response Commit" in next(e.message for e in run.artifact_errors if e.path.endswith("races.json"))
     assert judge(run).status == "fail"
 
