@@ -34,7 +34,7 @@ def test_lantern_reference_is_linearizable_under_parallel_programs(projects, rep
                            wire_mix=wire_mix(config))
     print(f"\nparallel lantern, {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
           f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s{wire_note(outcome)}")
-    write_wire_faults(config, outcome, LANTERN_REFERENCE_RUN)
+    write_wire_faults(config, outcome, LANTERN_REFERENCE_RUN, LANTERN.name)
     if reference_run(system="lantern"):
         write_evidence(config, outcome, repeat, LANTERN_REFERENCE_RUN, LANTERN.name)
     assert_reference_passed(outcome)

@@ -42,7 +42,7 @@ def test_reference_is_linearizable_under_parallel_programs(projects, repeat, sys
                            counterexamples=counterexamples_dir(config), wire_mix=wire_mix(config))
     print(f"\nparallel {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
           f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s{wire_note(outcome)}")
-    write_wire_faults(config, outcome, REFERENCE_RUN)
+    write_wire_faults(config, outcome, REFERENCE_RUN, JOURNAL.name)
     if reference_run():
         write_evidence(config, outcome, repeat, REFERENCE_RUN, JOURNAL.name)
     assert_reference_passed(outcome)
@@ -55,12 +55,13 @@ def wire_note(outcome) -> str:
     return f"; wire faults (seed {outcome.wire_seed}): {kinds or 'none'}"
 
 
-def write_wire_faults(config, outcome, name: str) -> None:
-    """artifacts/wire-faults/parallel-<name>.json: the run's fault mix seed and fault kinds, when it had a mix."""
+def write_wire_faults(config, outcome, name: str, system: str) -> None:
+    """artifacts/wire-faults/parallel-<name>.json: the run's fault mix seed and fault kinds, when it had a mix, and
+    its system (the plug-in), which the run's name does not always show (fencecheck/report/wire_faults.py)."""
     path = artifacts_dir(config) / "wire-faults" / f"parallel-{name}.json"
     path.unlink(missing_ok=True)
     if outcome.wire_seed is not None:
-        write_json(path, {"seed": outcome.wire_seed, "kinds": outcome.wire_faults})
+        write_json(path, {"seed": outcome.wire_seed, "kinds": outcome.wire_faults, "system": system})
 
 
 def assert_reference_passed(outcome) -> None:

@@ -37,7 +37,7 @@ def _run(name, budget, projects, request):
                            wire_mix=wire_mix(config) or FaultMix(DEFAULT_SEED))
     print(f"\nparallel {name} under wire faults: {outcome.examples} programs x {REPEAT} repetitions in "
           f"{outcome.seconds:.1f} s{wire_note(outcome)}")
-    write_wire_faults(config, outcome, f"{name}-wire-faults")
+    write_wire_faults(config, outcome, f"{name}-wire-faults", name)
     assert_reference_passed(outcome)
     assert outcome.wire_seed is not None and outcome.wire_faults, "the fault mix faulted nothing"
 

@@ -8,6 +8,7 @@
     known_bad/<variant>.json              one known-bad variant of the catalogue (KNOWN_BAD_FORMAT, below)
     rules/matrix.json                     fencecheck.rules_probe.RulesMatrix.to_json()
     emulator/session-<worker>.json        a pytest session that owned an emulator (fencecheck.pytest_plugin)
+    wire-faults/races.json, parallel-<name>.json  the fault kinds the races and parallel runs met (wire_faults.py)
 
 Relative paths inside these files (counterexamples) are relative to the project root, the artifacts
 directory's parent, where `counterexamples/` lives beside `artifacts/`.

@@ -62,6 +62,7 @@ from .model import (
 )
 from .parallel import ParallelSection, collect_parallel
 from .record import GateRecord, capture_environment, run_settings
+from .wire_faults import check_race_wire_faults, collect_wire_faults, fault_kinds
 
 DEFAULT_SUITES = ("unit", "rules", "emulator", "stateful", "races", "parallel")  # fencecheck.cli.SUITES, in gate order
 _RACE_FILE = re.compile(r"^[a-z0-9_]+-\d+\.json$")  # race_tests/conftest.py; benchmark.json is not a run
@@ -125,7 +126,8 @@ def collect(
         c.errors.append(record_error)
 
     suite_results = _suites(c, suites, record)
-    stateful = _stateful(c)
+    machines = _stateful_machines(c)
+    stateful = StatefulSummary(tuple(m for _, m in machines)) if machines else None
     coverage = _coverage(c)
     races = _races(c, notes)
     sessions = _sessions(c)
@@ -133,6 +135,7 @@ def collect(
     rules = _rules(c)
     known_bad = _known_bad(c)
     parallel = collect_parallel(c)
+    wire_faults = collect_wire_faults(c, {m.machine: (path, m.wire_faults) for path, m in machines}, SYSTEM_NAMES)
 
     if record is not None:
         environment, settings = record.environment, record.settings
@@ -164,6 +167,7 @@ def collect(
         rules=rules,
         known_bad=known_bad,
         parallel=parallel,
+        wire_faults=wire_faults,
         # the suites' own failure texts; stale JUnit files were already left out of suite_results
         failed_tests=tuple(gate_failures.load_replays(
             artifacts, gate_failures.collect(artifacts, [s.name for s in suite_results if s.failing]))),
@@ -222,15 +226,18 @@ def _suite_result(name: str, status: str, counts: SuiteCounts, wall: float | Non
 
 
 def _stateful_machine(data: Any) -> StatefulMachine:
+    if isinstance(data, dict) and "wireFaults" in data:
+        fault_kinds(data["wireFaults"], "wireFaults")  # counts as the wire section reads them (no negative count)
     failures = data.get("failures", [])
     if isinstance(failures, int) and not isinstance(failures, bool):  # a bare count: no details recorded
         data = {**data, "failures": [{"message": "(no details recorded)"}] * failures}
     return decode(StatefulMachine, data)
 
 
-def _stateful(c: _Collector) -> StatefulSummary | None:
-    machines = [m for path in c.files(f"{layout.STATEFUL_DIR}/*.json") if (m := c.read(path, _stateful_machine))]
-    return StatefulSummary(tuple(machines)) if machines else None
+def _stateful_machines(c: _Collector) -> list[tuple[str, StatefulMachine]]:
+    """(file relative to the artifacts directory, machine) of every readable stateful summary."""
+    return [(c.relative(path), m) for path in c.files(f"{layout.STATEFUL_DIR}/*.json")
+            if (m := c.read(path, _stateful_machine))]
 
 
 def _profile_from(stateful: StatefulSummary | None) -> str | None:
@@ -283,6 +290,8 @@ def _races(c: _Collector, notes: list[str]) -> RaceSection | None:
 def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
     if saved_format(data, name) != RESULT_FORMAT:  # an older version: an error that says how to regenerate
         raise ValueError(f"not a {RESULT_FORMAT} file")
+    if "wireFaults" in data:  # the wire section counts the session's faults; a malformed record is still an error
+        check_race_wire_faults(data["wireFaults"])
     history = History.from_json(data["history"])  # it names its system's plug-in
     system = history.system
     plugin = plugin_named(system)

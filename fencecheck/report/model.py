@@ -21,6 +21,8 @@ from fencecheck.failures import Failure
 
 from .codec import decode, encode
 from .parallel import ParallelSection
+from .wire_faults import WireFaultSection
+from .wire_faults import warnings as wire_warnings
 
 # 1 was the gate's first, minimal evidence.json (suites and lock timeouts only); 2 had one system's coverage.
 SCHEMA_VERSION = 3
@@ -377,6 +379,7 @@ _SECTIONS = {
     "rules": "rules",
     "known_bad": "knownBad",
     "parallel": "parallel",
+    "wire_faults": "wireFaults",
 }
 
 
@@ -406,10 +409,16 @@ class Run:
     parallel: ParallelSection | None = None  # parallel_tests (fencecheck/report/parallel.py)
     failed_tests: tuple[Failure, ...] = ()  # every failing test of the suites, from their JUnit files
     system_under_test: str | None = None  # None: the references; `known_bad.<system>:<variant>` under --known-bad
+    wire_faults: WireFaultSection | None = None  # fault kinds per suite (report/wire_faults.py)
 
     @property
     def verdict(self) -> Verdict:
         return judge(self)
+
+    def wire_suites_ran(self) -> tuple[str, ...]:
+        """The suites whose sections were collected and whose calls go through the wire: each should record faults."""
+        ran = {"stateful": self.stateful, "races": self.races, "parallel": self.parallel and self.parallel.runs}
+        return tuple(suite for suite, section in ran.items() if section)
 
     def section_status(self, name: str) -> str:
         return NOT_RUN if getattr(self, name) is None else COLLECTED
@@ -453,7 +462,7 @@ class Run:
             raise ValueError(f"evidence: schemaVersion {version!r} is not {SCHEMA_VERSION}")
         sections = {}
         for name, key in _SECTIONS.items():
-            raw = data.get(key)
+            raw = data.get(key, {"status": NOT_RUN} if key in _ADDED_IN_VERSION else None)
             if not isinstance(raw, dict) or raw.get("status") not in (NOT_RUN, COLLECTED):
                 raise ValueError(f"evidence: {key} must be an object with status {NOT_RUN!r} or {COLLECTED!r}")
             if raw["status"] == COLLECTED:
@@ -476,6 +485,9 @@ class Run:
         )
 
 
+# Sections added to schema version 3 after its first files: absent from those, they read as "not run".
+_ADDED_IN_VERSION = frozenset({"wireFaults"})
+
 _SECTION_TYPES = {
     "stateful": StatefulSummary,
     "coverage": CoverageSection,
@@ -484,6 +496,7 @@ _SECTION_TYPES = {
     "rules": RulesSummary,
     "known_bad": KnownBadCatalogue,
     "parallel": ParallelSection,
+    "wire_faults": WireFaultSection,
 }
 
 
@@ -529,6 +542,7 @@ def judge(run: Run) -> Verdict:
     if run.parallel is not None:
         reasons += run.parallel.reasons()
         warnings += run.parallel.warnings()
+    warnings += wire_warnings(run.wire_faults, run.wire_suites_ran())  # the wire's evidence, not the contract's
     if run.rules is not None and not run.rules.boundary_holds:
         reasons.append(f"rules boundary does not hold ({len(run.rules.deviations)} deviating cases)")
     thorough = run.profile in THOROUGH_PROFILES

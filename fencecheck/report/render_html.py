@@ -29,6 +29,7 @@ from .model import (
 )
 from .parallel import parallel_html
 from .timeline import hatch_defs, legend, render_timeline
+from .wire_faults import wire_html
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -176,7 +177,7 @@ def _header(run: Run) -> Safe:
 
 def _nav() -> Safe:
     links = [("suites", "Suites"), ("what-failed", "What failed"), ("races", "Races"), ("parallel", "Parallel"),
-             ("coverage", "Coverage"), ("known-bad", "Known-bad"),
+             ("wire-faults", "Wire faults"), ("coverage", "Coverage"), ("known-bad", "Known-bad"),
              ("rules", "Rules"), ("stateful", "Stateful"), ("counterexamples", "Counterexamples"), ("run", "Run"),
              ("notes", "Notes")]
     return el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in links])
@@ -439,6 +440,7 @@ def render_html(run: Run, *, link_base: Path | None = None, artifacts: Path | No
             _failures_section(run),
             _races_section(run.races, run),
             parallel_html(run.parallel),
+            wire_html(run.wire_faults, run.wire_suites_ran()),
             _coverage_section(run.coverage),
             _known_bad_section(run.known_bad),
             _rules_section(run.rules),

@@ -13,6 +13,7 @@ from fencecheck.failures import markdown_section
 
 from .model import NOT_RUN, RaceScenario, Run
 from .parallel import parallel_markdown
+from .wire_faults import wire_markdown
 
 MAX_ITEMS = 8
 
@@ -119,6 +120,7 @@ def render_markdown(run: Run) -> str:
             text += "; survived: " + ", ".join(code(n) for n in _cut(survived))
         lines.append(text)
     lines += parallel_markdown(run.parallel, code, _cut)
+    lines += wire_markdown(run.wire_faults, run.wire_suites_ran(), code, _cut)
     if run.races is None:
         lines += [f"**Races:** {NOT_RUN}"]
     else:
