@@ -37,7 +37,7 @@ from fencecheck.contest import (
     run_contest,
 )
 from fencecheck.contest_simulation import setup_state
-from fencecheck.definite import contention_problem, contract_unavailable
+from fencecheck.definite import contention_problem, contract_unavailable, wire_faulted
 from fencecheck.errors import CounterexampleError
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -130,7 +130,7 @@ def contest_result(
     records = run.racers
     calls = [call for record in (*records, *run.followers) for call in record.calls]  # attempts: every call
     definite = sum(1 for record in records if record.definite)
-    unavailable_ids = contract_unavailable(run.verdict, run.initial_state)
+    unavailable_ids = contract_unavailable(run.verdict, run.initial_state) | wire_faulted(run.history)
     excused = sum(1 for r in records if not r.definite and r.calls and r.calls[-1].call_id in unavailable_ids)
     return ScenarioResult(
         scenario=run.name,

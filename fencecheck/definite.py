@@ -13,7 +13,9 @@ Not every unavailable answer is contention: the contract itself answers `journal
 server reject is unavailable by design. `contract_unavailable` names the indefinite calls whose answer is
 the model's own wherever the checker's linearization could have placed them; they count with the definite
 ones. That needs the model, never the implementation's word, so an implementation that answers unavailable
-to everything is not excused.
+to everything is not excused. Nor is a call the wire fault proxy faulted contention (`wire_faulted`: its
+`Call.wire_faults` name what the proxy did to it): under the fault mix a caller's every attempt may meet a
+fault of its own (a lost read, then a lost commit answer), and its indefinite answer is the fault's, by design.
 
 Integer arithmetic only (`definite * 100 >= percent * callers`): 899 of 1000 fails 90 %, 900 of 1000 passes.
 """
@@ -99,6 +101,12 @@ def scenario_contention(runs: Iterable[tuple[str, int, int]]) -> dict[str, str]:
     return found
 
 
+def wire_faulted(history: Any) -> frozenset[int]:
+    """Ids of the calls of `history` (a `fencecheck.history.History`) that the wire proxy faulted: excused from
+    the definite share like the contract's own unavailable answers."""
+    return frozenset(call.id for call in history.calls if call.wire_faults)
+
+
 __all__ = [
     "RUN_SHARE_PERCENT",
     "SCENARIO_SHARE_PERCENT",
@@ -106,4 +114,6 @@ __all__ = [
     "contract_unavailable",
     "scenario_contention",
     "share_holds",
+    "wire_faulted",
 ]
+

@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, fresh_log, release_together
-from fencecheck.definite import contention_problem, contract_unavailable
+from fencecheck.definite import contention_problem, contract_unavailable, wire_faulted
 from fencecheck.firestore_io import read_project
 from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder, classifier, observed_of
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -267,7 +267,7 @@ def run_once(
     if wire is not None:
         problems += wire.rejection_problems()
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
-    excused = contract_unavailable(verdict, initial)
+    excused = contract_unavailable(verdict, initial) | wire_faulted(history)
     last_ids = _last_call_ids(history, lanes, branches)
     answered = sum(1 for r in made if r.definite or last_ids.get(id(r)) in excused)
     contention = contention_problem(answered, len(made))

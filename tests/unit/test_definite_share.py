@@ -107,6 +107,19 @@ def test_a_journal_race_whose_callers_are_all_unavailable_fails_for_contention(n
     assert result.to_json()["contention"] == result.contention
 
 
+def test_a_call_the_wire_faulted_is_not_contention() -> None:
+    """The same all-unavailable race, but the wire proxy faulted each racer's last attempt (the fault mix): the
+    indefinite answers are the faults', so the run is not failed for contention; without the faults it is."""
+    run = _all_unavailable(_simulated(BY_NAME[READ_ONLY[0]].plan(Ids(44))))
+    last = {r.calls[-1].call_id for r in run.racers if r.calls}
+    calls = tuple(attrs.evolve(c, wire_faults=("fail-response Commit",)) if c.id in last else c
+                  for c in run.history.calls)
+    faulted = attrs.evolve(run, history=History(calls, run.history.final_documents, run.history.system))
+    assert contest_result(run).contention is not None
+    result = contest_result(faulted)
+    assert result.contention is None and result.contract_unavailable_callers == run.contest.width
+
+
 def test_a_journal_race_with_every_answer_passes() -> None:
     result = contest_result(_simulated(BY_NAME["terminal_retries_and_acquires"].plan(Ids(42))))
     assert result.contention is None and result.passed
