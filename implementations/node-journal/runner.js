@@ -17,6 +17,11 @@ const ROUND_JITTER_SECONDS = 0.5;
 const LOOK_INTERVAL_SECONDS = 0.5;
 const ABORTED = 10; // gRPC status code
 const NEEDS_WRITE = Symbol('needs write');
+// The answer a read-write attempt can reach from an inconsistent pair of reads: under contention the emulator
+// can serve one attempt's two batches from two states (a winner's commit between them: the next audit beside
+// the older lifecycle; docs/journal-decisions.md, "Two-batch reads"). Handled as an abort until a look, one
+// consistent snapshot, confirms it.
+const UNCONFIRMED = 'unrecognized_record';
 
 const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
@@ -64,13 +69,17 @@ async function runTransaction(db, body, lookBody, log = { attempts: 0, aborts: 0
     try {
       return await db.runTransaction(body, { maxAttempts: 1 });
     } catch (error) {
-      outcome = classify(error); // the original is never chained into our error
+      const unconfirmed = error instanceof CommerceCommandJournalError && error.code === UNCONFIRMED;
+      outcome = unconfirmed ? 'unconfirmed' : classify(error); // the original is never chained into our error
     }
     if (outcome === 'failure') break;
     log.aborts += 1;
     if (attempt < MAX_ATTEMPTS) {
       const pause = pauseBeforeRetry(Date.now() / 1000, Math.random() * ROUND_JITTER_SECONDS);
       const answer = await pauseWatching(db, lookBody, log, pause);
+      if (answer !== NEEDS_WRITE) return answer;
+    } else if (outcome === 'unconfirmed') {
+      const answer = await look(db, lookBody, log); // the last attempt's finding, still confirmed first
       if (answer !== NEEDS_WRITE) return answer;
     }
   }

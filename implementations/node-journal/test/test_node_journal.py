@@ -406,3 +406,45 @@ def test_an_eight_way_acquire_race_in_one_process_has_one_winner(
     assert all(a == "journal_unavailable" or a["outcome"] == "lease_busy" for a in others), others
     assert pair.reference("acquireCommerceCommandLease", lease(args, winners[0]), at(1))["fenceEpoch"] == 1
     assert_same_documents(firestore_db, node_db, key_of(args))
+
+
+# The runner on a stand-in db whose transactions only say whether they are read-only: a read-write attempt that
+# found unrecognized_record (its two batches served from two states: docs/journal-decisions.md, "Two-batch
+# reads") is rolled back as contention, and the look at once, one snapshot, answers; a look that finds the same
+# confirms it. The same rule as the Python runner (tests/unit/test_two_batch_reads.py).
+_TWO_BATCH_SCRIPT = r"""
+'use strict';
+const { runTransaction } = require('./runner');
+const { journalError } = require('./errors');
+const kinds = [];
+const db = { runTransaction: async (body, options) => {
+  kinds.push(options && options.readOnly ? 'look' : 'read-write');
+  return body(options);
+} };
+const unrecognized = async () => { throw journalError('unrecognized_record'); };
+const outcome = async (look) => {
+  kinds.length = 0;
+  const log = { attempts: 0, aborts: 0, looks: 0 };
+  let answer;
+  try { answer = await runTransaction(db, unrecognized, look, log); } catch (error) { answer = error.code; }
+  return { answer, log, kinds: [...kinds] };
+};
+(async () => {
+  process.stdout.write(JSON.stringify({
+    contention: await outcome(async () => 'lease_busy'),
+    confirmed: await outcome(unrecognized),
+  }));
+})();
+"""
+
+
+def test_a_read_write_unrecognized_record_is_answered_only_when_a_look_confirms_it(node_command: list[str]) -> None:
+    ran = subprocess.run(
+        [node_command[0], "-e", _TWO_BATCH_SCRIPT], capture_output=True, text=True, cwd=NODE_JOURNAL, check=True,
+        timeout=60,
+    )
+    one_look = {"attempts": 1, "aborts": 1, "looks": 1}
+    assert json.loads(ran.stdout) == {
+        "contention": {"answer": "lease_busy", "log": one_look, "kinds": ["read-write", "look"]},
+        "confirmed": {"answer": "unrecognized_record", "log": one_look, "kinds": ["read-write", "look"]},
+    }
