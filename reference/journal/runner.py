@@ -17,13 +17,11 @@ docs/journal-decisions.md). Measured at 2- and 24-way (benchmarks/contention.py,
 
 Outcome classes:
 - `Aborted`, from a read or from the commit, is definite: that attempt applied nothing. Retry.
-- `unrecognized_record` from a read-write attempt (when a look is given) is not yet an answer: under
-  contention the emulator can serve one attempt's two batches of reads from two states (a winner's commit
-  between them: the next audit present beside the older lifecycle; docs/journal-decisions.md, "Two-batch
-  reads"). It is handled as an abort, and the look that follows at once, one consistent snapshot, confirms
-  it (and answers it) or shows what the state is.
-- `ReadsDisagree`, raised by the callback when its second batch of reads contradicts its first, is
-  handled as an abort: the look that follows at once (one consistent snapshot) confirms or answers.
+- `unrecognized_record` from a read-write attempt (when a look is given) is not yet an answer: one 24-way
+  race under heavy load answered it from two batches of reads of two states (the next audit present beside
+  the older lifecycle; docs/journal-decisions.md, "Two-batch reads"; not reproduced since). It is handled as
+  an abort, and the look that follows at once, one consistent snapshot, confirms it (and answers it) or shows
+  what the state is.
 - any other Firestore error, in an attempt or in a look, is `journal_unavailable` at once; from a commit
   it is indefinite (it may have applied). An exact retry of the whole call is idempotent, so the caller's
   retry observes instead of applying twice.
@@ -63,17 +61,9 @@ def pause_before_retry(now: float, jitter: float) -> float:
     return math.ceil(now / RETRY_ROUND_SECONDS) * RETRY_ROUND_SECONDS - now + jitter
 
 
-class ReadsDisagree(Exception):
-    """Raised by a read-write callback whose later batch of reads shows a record its earlier batch rules out
-    (e.g. the next audit present beside an older lifecycle). Under contention the emulator can answer a
-    read-write transaction's reads from two states (docs/journal-decisions.md, "Two-batch reads"), so this
-    is contention, not a malformed record, until one snapshot confirms it: the runner rolls the attempt back
-    and looks at once."""
-
-
 def _is_abort(error: BaseException) -> bool:
     # `transactional` reports an aborted commit as ValueError("Failed to commit ...") caused by Aborted.
-    return isinstance(error, (api_exceptions.Aborted, ReadsDisagree)) or (
+    return isinstance(error, api_exceptions.Aborted) or (
         isinstance(error, ValueError) and isinstance(error.__cause__, api_exceptions.Aborted)
     )
 
