@@ -54,8 +54,13 @@ LANTERN_BUDGETS = {
 }
 
 
+def _budget_for(budgets: dict[str, Budget], profile: str | None) -> Budget:
+    """The budget of `profile` (default: the selected Hypothesis profile); ci's for a profile it does not name."""
+    return budgets.get(profile or hypothesis_profiles.selected_name(), budgets["ci"])
+
+
 def lantern_budget(profile: str | None = None) -> Budget:
-    return LANTERN_BUDGETS.get(profile or hypothesis_profiles.selected_name(), LANTERN_BUDGETS["ci"])
+    return _budget_for(LANTERN_BUDGETS, profile)
 
 
 # The gateway's concurrent known-bad variants the parallel suite must catch (known_bad/gateway/variants.py).
@@ -73,7 +78,7 @@ GATEWAY_BUDGETS = {
 
 
 def gateway_budget(profile: str | None = None) -> Budget:
-    return GATEWAY_BUDGETS.get(profile or hypothesis_profiles.selected_name(), GATEWAY_BUDGETS["ci"])
+    return _budget_for(GATEWAY_BUDGETS, profile)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
