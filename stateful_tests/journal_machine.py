@@ -395,15 +395,20 @@ class JournalMachine(RuleBasedStateMachine):
     # --- malformed records -----------------------------------------------------------------------
 
     @precondition(lambda self: self._fault_allowed())
-    @rule(target=damaged, command=commands, data=st.data())
-    def inject_fault(self, command, data):
+    @rule(target=damaged, command=commands, pick=st.integers(0, 2**32 - 1))
+    def inject_fault(self, command, pick):
         """Rewrite one key's documents into a malformed-record class (the model computes them); the key then
-        fails closed. Faults are FAULT_SPACING operations apart, so most keys stay healthy."""
+        fails closed. Faults are FAULT_SPACING operations apart, so most keys stay healthy.
+
+        The class is `pick` modulo the classes that apply, not a `sampled_from` draw: Hypothesis prefers a
+        sampled list's first values, so one class came up in 2 of 150 ci examples and another in 30, and the
+        variants only a later class shows survived whole rounds (the slowest two took 160 and 70 s to catch).
+        Wide integers come out near uniform; shrinking still lands on the smallest pick of the same class."""
         kinds = [kind for kind in FaultKind if fault_applies(self.lockstep.state, command, kind)]
         if not kinds:
             return multiple()  # nothing stored yet, or already corrupt
         self.last_fault_at = len(self.lockstep.ops)
-        kind = data.draw(st.sampled_from(kinds), label="fault")
+        kind = kinds[pick % len(kinds)]
         self._run(InjectFault(command, kind))
         if kind is not FaultKind.REVISION_AT_MAXIMUM:  # that one stays a valid record (at the overflow edge)
             self.damaged_keys.add(command.key_hash)

@@ -213,6 +213,25 @@ def test_minimize_reaches_a_one_minimal_failing_program():
     assert minimize(list(range(20)), fails, time.monotonic() - 1) == list(range(20))  # past the deadline: as is
 
 
+def test_minimize_tries_the_failing_operations_partition_first():
+    from stateful_tests.test_known_bad import minimize
+
+    tried: list[list] = []
+
+    def fails(candidate: list) -> list | None:  # partition "a" (even numbers) fails at 14 once 2 came before it
+        tried.append(candidate)
+        if {2, 14} <= set(candidate) and candidate.index(2) < candidate.index(14):
+            return candidate[: candidate.index(14) + 1]
+        return None
+
+    program = list(range(15))
+    assert minimize(program, fails, time.monotonic() + 60, partition_of=lambda n: "ab"[n % 2]) == [2, 14]
+    assert tried[0] == list(range(0, 15, 2))  # the slice on 14's partition, before any halving
+    tried.clear()
+    assert minimize(program, fails, time.monotonic() + 60) == [2, 14]
+    assert len(tried) > 6  # without the slice, delta debugging takes more replays to get there
+
+
 # --- counterexample files name a variant --------------------------------------------------------------------
 
 
