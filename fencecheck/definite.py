@@ -12,10 +12,13 @@ Not every unavailable answer is contention: the contract itself answers `journal
 (a clock reading earlier than the stored one, or than the registration), and a commit the harness has the
 server reject is unavailable by design. `contract_unavailable` names the indefinite calls whose answer is
 the model's own wherever the checker's linearization could have placed them; they count with the definite
-ones. That needs the model, never the implementation's word, so an implementation that answers unavailable
-to everything is not excused. Nor is a call the wire fault proxy faulted contention (`wire_faulted`: its
-`Call.wire_faults` name what the proxy did to it): under the fault mix a caller's every attempt may meet a
-fault of its own (a lost read, then a lost commit answer), and its indefinite answer is the fault's, by design.
+ones. Where that fails only because a racing write could come before or after the call, `explained_unavailable`
+asks the checker for one order that explains the unavailable answers with every definite one (used only when
+the share would otherwise fail: it costs a check). Both need the model, never the implementation's word, so an
+implementation that answers unavailable to everything is not excused. Nor is a call the wire fault proxy
+faulted contention (`wire_faulted`: its `Call.wire_faults` name what the proxy did to it): under the fault
+mix a caller's every attempt may meet a fault of its own (a lost read, then a lost commit answer), and its
+indefinite answer is the fault's, by design.
 
 Integer arithmetic only (`definite * 100 >= percent * callers`): 899 of 1000 fails 90 %, 900 of 1000 passes.
 """
@@ -25,6 +28,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
+
+import attrs
 
 RUN_SHARE_PERCENT = 90  # of one race run's (or parallel program run's) racing callers
 SCENARIO_SHARE_PERCENT = 99  # of a race scenario's racing callers over every repeat of one session
@@ -101,6 +106,44 @@ def scenario_contention(runs: Iterable[tuple[str, int, int]]) -> dict[str, str]:
     return found
 
 
+def explained_unavailable(history: Any, verdict: Any, initial_state: Any, *, excused: frozenset[int],
+                          budget: int) -> frozenset[int]:
+    """Ids of the indefinite calls of an ok `verdict`, beyond `excused`, that answered the plug-in's unavailable
+    code and that the contract explains at a consistent point: `history` with them made definite ("unavailable,
+    nothing written") is still linearizable against the model (one `check` for them all; when that fails, the
+    largest set the calls taken one at a time keep linearizable).
+
+    `contract_unavailable` asks more, the model's unavailable wherever the found linearization could place the
+    call, and a call whose clock is behind a racing write fails that whenever the write could come after it:
+    the implementation answered what its order of the two made the contract answer, yet it counted as
+    contention (one caller of 6 in a parallel program, every repetition). Here the checker must find one
+    order that explains every definite answer and these together. An implementation answering unavailable to
+    everything is still not excused: where no order makes the model answer unavailable, the check fails."""
+    from fencecheck.history import Definite  # the checker imports the history; keep this module light
+    from fencecheck.linearizability import check
+
+    if not verdict.ok:
+        return frozenset()
+    plugin = verdict.plugin
+    candidates = [call for call in history.calls if call.id not in excused and not call.outcome.definite
+                  and call.completed_at is not None and call.outcome.reason == plugin.unavailable_code]
+
+    def explained(ids: set[int]) -> bool:
+        calls = [attrs.evolve(call, outcome=Definite(plugin.unavailable_code)) if call.id in ids else call
+                 for call in history.calls]
+        return check(attrs.evolve(history, calls=calls), plugin=plugin, initial_state=initial_state,
+                     budget=budget).ok
+
+    every = {call.id for call in candidates}
+    if not every or explained(every):
+        return frozenset(every)
+    kept: set[int] = set()
+    for call in candidates:
+        if explained(kept | {call.id}):
+            kept.add(call.id)
+    return frozenset(kept)
+
+
 def wire_faulted(history: Any) -> frozenset[int]:
     """Ids of the calls of `history` (a `fencecheck.history.History`) that the wire proxy faulted: excused from
     the definite share like the contract's own unavailable answers."""
@@ -112,6 +155,7 @@ __all__ = [
     "SCENARIO_SHARE_PERCENT",
     "contention_problem",
     "contract_unavailable",
+    "explained_unavailable",
     "scenario_contention",
     "share_holds",
     "wire_faulted",

@@ -17,16 +17,21 @@ from fencecheck.definite import (
     RUN_SHARE_PERCENT,
     SCENARIO_SHARE_PERCENT,
     contention_problem,
+    contract_unavailable,
+    explained_unavailable,
     scenario_contention,
     share_holds,
 )
-from fencecheck.history import History, Indefinite
+from fencecheck.history import History, Indefinite, Planned, simulate
+from fencecheck.linearizability import check
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
+from model.journal import Acquire, Register
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME, WIDTH
 
 UNAVAILABLE = Indefinite("journal_unavailable")
+HOLDERS = ("7c9e6679-7425-40de-944b-e07fc1f90ae7", "886313e1-3b8a-4372-9b90-0c9aee199e5d")
 READ_ONLY = ("terminal_retries_and_acquires", "preseeded_next_audit", "preseeded_registration_audit")
 
 
@@ -136,6 +141,50 @@ def test_the_model_s_own_unavailable_answer_is_not_contention() -> None:
     result = contest_result(run)
     assert result.definite_callers == WIDTH - 3 and result.contract_unavailable_callers == 3
     assert result.contention is None and result.passed
+
+
+def _first_acquires(late_answer: Indefinite = UNAVAILABLE, *, overlapping: bool = True):
+    """A registered key; a first acquire at T+100 s and another holder's read at T-1 s (before the
+    registration), answered `late_answer`. Overlapping the lease, the contract answers the early one
+    journal_unavailable when it goes first and lease_busy after the lease; invoked after the lease completed,
+    only lease_busy. Returns (history, initial state, the early call's id)."""
+    plan = BY_NAME["distinct_holder_first_acquire"].plan(Ids(45))
+    command, created = plan.setup[0].command, plan.setup[0].now
+    initial, _ = JOURNAL.step(JOURNAL.initial_state(), Register(command, created))
+    lease = Acquire(command, HOLDERS[0], created + timedelta(seconds=100))
+    early = Acquire(command, HOLDERS[1], created - timedelta(seconds=1))
+    window = (1, 9, 4) if overlapping else (11, 20, 15)
+    history, _ = simulate([Planned("a", lease, 0, 10, 5), Planned("b", early, *window)], plugin=JOURNAL,
+                          initial_state=initial)
+    calls = [attrs.evolve(c, outcome=late_answer) if c.caller == "b" else c for c in history.calls]
+    history = attrs.evolve(history, calls=calls)
+    return history, initial, next(c.id for c in history.calls if c.caller == "b")
+
+
+def test_an_unavailable_answer_some_order_explains_is_excused_by_the_checker() -> None:
+    """contract_unavailable cannot excuse the early call (placed after the racing lease the model answers
+    lease_busy); the checker finds the order that explains its answer with every other: not contention."""
+    history, initial, early = _first_acquires()
+    verdict = check(history, plugin=JOURNAL, initial_state=initial)
+    assert verdict.ok
+    assert early not in contract_unavailable(verdict, initial)
+    assert explained_unavailable(history, verdict, initial, excused=frozenset(), budget=10_000) == {early}
+
+
+def test_an_unavailable_answer_no_order_explains_stays_contention() -> None:
+    """The early call invoked after the lease completed: the model answers lease_busy, so an implementation
+    answering journal_unavailable is not excused (the checker alone lets it be a call that never applied)."""
+    history, initial, _early = _first_acquires(overlapping=False)
+    verdict = check(history, plugin=JOURNAL, initial_state=initial)
+    assert verdict.ok  # an indefinite call may never have applied: the checker cannot object
+    assert explained_unavailable(history, verdict, initial, excused=frozenset(), budget=10_000) == frozenset()
+
+
+def test_a_transport_failure_is_never_explained_as_the_contract_s_answer() -> None:
+    history, initial, _early = _first_acquires(Indefinite("transport:RpcError"))
+    verdict = check(history, plugin=JOURNAL, initial_state=initial)
+    assert verdict.ok
+    assert explained_unavailable(history, verdict, initial, excused=frozenset(), budget=10_000) == frozenset()
 
 
 def test_a_contest_whose_racers_are_all_unavailable_fails_for_contention() -> None:
