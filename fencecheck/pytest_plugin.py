@@ -20,7 +20,8 @@ Tests that use these fixtures get the ``emulator`` marker automatically, so ``-m
 deselects them. A test module of one system's implementation is marked ``system("<name>")``;
 ``--only-system NAME`` (what ``fencecheck gate --known-bad`` / ``--system`` passes to the suites that take the
 system) deselects the other systems' tests, and ``--without-catalogues`` the known-bad catalogues (marked
-``catalogue``); pytest counts them as deselected. Missing Java or emulator
+``catalogue``); pytest counts them as deselected. The gate's unit and emulator suites run with
+``-m "not harness"``: the tests of the harness's own processes are ``./run tests``'. Missing Java or emulator
 is an error, never a skip.
 
 The process that owns the emulator writes ``artifacts/emulator/session-<worker>.json`` (host, log
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
 SYSTEM_MARKER = "system"  # system("lantern"): the test verifies that system's implementation
 CATALOGUE_MARKER = "catalogue"  # the test runs a known-bad catalogue: every variant, on purpose
+HARNESS_MARKER = "harness"  # the test verifies the harness's own processes: ./run tests runs it, the gate does not
 ONLY_SYSTEM_OPTION = "--only-system"
 WITHOUT_CATALOGUES_OPTION = "--without-catalogues"
 ENV_LOG = "FENCECHECK_EMULATOR_LOG"  # lets workers count lock timeouts in the controller's log
@@ -232,6 +234,8 @@ def _configure_emulator(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{SYSTEM_MARKER}(name): a test of that system's implementation")
     if CATALOGUE_MARKER not in declared:
         config.addinivalue_line("markers", f"{CATALOGUE_MARKER}: runs a known-bad catalogue")
+    if HARNESS_MARKER not in declared:
+        config.addinivalue_line("markers", f"{HARNESS_MARKER}: tests the harness's own processes")
     if hasattr(config, "workerinput"):
         # An xdist worker outlives a controller killed by SIGTERM/SIGKILL until its current test
         # ends; SIGTERM on the controller's death makes it stop its own emulators at once.

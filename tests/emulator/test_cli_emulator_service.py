@@ -15,7 +15,7 @@ import pytest
 from fencecheck import emulator_service
 from fencecheck.emulator import EmulatorHandle
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
 ROOT = Path(__file__).resolve().parents[2]
 

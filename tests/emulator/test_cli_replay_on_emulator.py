@@ -23,7 +23,7 @@ from model.lantern import CreateVenue, DeleteVenue, Light
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
 from race_tests.scenarios import BY_NAME, execute
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -38,7 +38,7 @@ from fencecheck.emulator import (
 )
 from fencecheck.errors import EmulatorStartError, EmulatorUnreachableError, PortInUseError, UsageError
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _RUN = new_run_token()

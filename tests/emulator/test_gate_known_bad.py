@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANT = "earlier-clock-finishes"

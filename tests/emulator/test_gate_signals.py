@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
 WAITING_TEST = """
 import os, time

@@ -18,7 +18,7 @@ from stateful_tests import known_bad_support, machine_runner
 from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import ROUNDS, Target, catch
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
 TINY = settings(max_examples=3, stateful_step_count=6, derandomize=True, database=None, deadline=None,
                 suppress_health_check=list(HealthCheck))

@@ -24,6 +24,8 @@ from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT, configured_implementati
 
 FAST_VARIANT = "earlier-clock-finishes"
 
+pytestmark = pytest.mark.harness  # the gate deselects harness tests
+
 
 @pytest.fixture(autouse=True)
 def _no_real_host(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,6 +153,27 @@ def test_the_deselection_leaves_one_system_and_no_catalogue():
     assert not any("lantern" in path or "journal" in path for path in files["gateway"]), files["gateway"]
     # no catalogue is left: every known-bad test module of these suites is marked as one
     assert not any("known_bad" in path for paths in files.values() for path in paths), files
+
+
+def test_the_gate_leaves_the_harness_s_own_process_tests_to_run_tests():
+    """The gate's unit and emulator suites deselect the modules marked harness, and only those; `./run tests`
+    (no -m) collects them."""
+    def files(*args: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider"],
+                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
+
+    unit, emulator = (next(s for s in cli.SUITES if s.name == n) for n in ("unit", "emulator"))
+    gated = files(*unit.args) | files(*emulator.args)
+    everything = files("tests/unit", "tests/emulator", "--ignore=tests/emulator/test_rules.py")
+    assert everything - gated == {
+        "tests/emulator/test_cli_emulator_service.py", "tests/emulator/test_cli_replay_on_emulator.py",
+        "tests/emulator/test_emulator_lifecycle.py", "tests/emulator/test_gate_known_bad.py",
+        "tests/emulator/test_gate_signals.py", "tests/emulator/test_known_bad_rounds.py",
+        "tests/unit/test_cli_gate.py", "tests/unit/test_progress.py", "tests/unit/test_run_token.py",
+    }
+    assert {"tests/emulator/test_registration_emulator.py", "tests/unit/test_model_laws.py"} <= gated
 
 
 def test_an_unknown_system_name_is_a_usage_error():

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from fencecheck.pytest_plugin import ENV_RUN_TOKEN
+
+pytestmark = pytest.mark.harness  # the gate deselects harness tests
 
 INNER_TEST = """
 import os
