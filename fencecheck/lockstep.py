@@ -366,19 +366,30 @@ def _document_problems(stored: Mapping[str, Stored], expected: Mapping[str, Any]
     return problems
 
 
+def needs_wire(plugin: SystemPlugin, ops: Iterable[Any], db: Any) -> bool:
+    """A program replayed on `db` runs on a wire proxy: for any lost-response step, and for a commit-failure step
+    whenever `db` is an emulator's client, as the machines ran it (the one path an implementation in another
+    process can take: it refuses the client-side `CommitFailureClient`). The unit tests' in-memory fake has no
+    wire; its commit failures stay client-side."""
+    ops = list(ops)
+    if any(plugin.response_lost(op) for op in ops):
+        return True
+    return getattr(db, "_emulator_host", None) is not None and any(plugin.commit_fails(op) for op in ops)
+
+
 def replay(
     db: Any, ops: Iterable[Any], *, system: Any = None, plugin: SystemPlugin | None = None, wire: Any = None
 ) -> Lockstep:
     """Run a recorded program on `db` (an empty project), checking every answer and, as the state machine
     does, the stored documents: the touched key after each step, the whole project every FULL_CHECK_EVERY
     operations and once more at the end. With `wire`, commit-failure and lost-response steps run on it; a
-    program with lost-response steps and no `wire` gets a wire proxy of its own in front of `db`'s emulator,
-    stopped at the end. (`plugin` None: a journal file written before its own `replay`,
+    program that needs one (`needs_wire`) and has no `wire` gets a wire proxy of its own in front of `db`'s
+    emulator, stopped at the end. (`plugin` None: a journal file written before its own `replay`,
     `fencecheck.plugins.journal.replay`, existed; `Lockstep` takes the journal then.)"""
     plugin = plugin_named("journal") if plugin is None else plugin
     ops = list(ops)
     with contextlib.ExitStack() as stack:
-        if wire is None and any(plugin.response_lost(op) for op in ops):
+        if wire is None and needs_wire(plugin, ops, db):
             from fencecheck.wire.session import emulator_host_of, open_session
 
             wire = stack.enter_context(open_session(emulator_host_of(db), db.project))

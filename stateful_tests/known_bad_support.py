@@ -55,7 +55,7 @@ from hypothesis.internal.conjecture import engine as conjecture_engine
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.known_bad_verdict import CONTRACT, KnownBadVerdict, bound_warning, contract, judge, mismatch_finding
 from fencecheck.known_bad_verdict import error as harness_error
-from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
+from fencecheck.lockstep import Lockstep, LockstepMismatch, needs_wire, replay
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.report.artifacts import known_bad_recorder
@@ -95,7 +95,7 @@ def failing_prefix(ops: Sequence[Any], api: Any, emulator: Any, project_id: str,
     emulator.reset(project_id)
     with contextlib.ExitStack() as stack:
         wire = None
-        if any(plugin.response_lost(op) for op in ops):  # lost responses are lost on a wire proxy of its own
+        if needs_wire(plugin, ops, db):  # lost responses and rejected commits on a wire proxy of its own
             wire = stack.enter_context(open_session(emulator.host, project_id))
         lockstep = Lockstep(db, plugin=plugin, system=api, wire=wire)
         try:

@@ -159,6 +159,27 @@ def test_replay_starts_and_stops_its_own_proxy_for_lost_responses(firestore_db):
             lambda **kw: (_ for _ in ()).throw(CommandJournalError("command_conflict"))))
 
 
+def test_replay_rejects_a_commit_failure_step_on_a_proxy_of_its_own(firestore_db):
+    """As the machines ran it: a counterexample of an implementation in another process (which refuses the
+    client-side CommitFailureClient) replays the same way."""
+    lockstep = replay(firestore_db, [Register(CMD, at(0), commit_fails=True), Register(CMD, at(1))])
+    assert lockstep.wire is not None and not lockstep.wire.proxy.running
+    assert [event.method for event in lockstep.wire.proxy.log.events()] == ["Commit"]
+
+
+def test_needs_wire_leaves_a_client_without_an_emulator_to_the_client_side_path():
+    from types import SimpleNamespace
+
+    from fencecheck.lockstep import needs_wire
+    from fencecheck.plugins.journal import JOURNAL
+
+    failing, lost = [Register(CMD, at(0), commit_fails=True)], [Register(CMD, at(0), response_lost=True)]
+    emulator_client, fake = SimpleNamespace(_emulator_host="localhost:8080"), SimpleNamespace()
+    assert needs_wire(JOURNAL, failing, emulator_client) and not needs_wire(JOURNAL, failing, fake)
+    assert needs_wire(JOURNAL, lost, fake)  # a lost response has no other path: the fake then fails loudly
+    assert not needs_wire(JOURNAL, [Register(CMD, at(0))], emulator_client)
+
+
 # --- the wire-only known-bad variants (known_bad/journal/wire_variants.py) ---------------------------------
 
 

@@ -448,3 +448,20 @@ def test_a_read_write_unrecognized_record_is_answered_only_when_a_look_confirms_
         "contention": {"answer": "lease_busy", "log": one_look, "kinds": ["read-write", "look"]},
         "confirmed": {"answer": "unrecognized_record", "log": one_look, "kinds": ["read-write", "look"]},
     }
+
+
+def test_a_counterexample_with_a_commit_failure_replays_against_node_on_the_wire(firestore_db: Any,
+                                                                                 node_command: list[str]) -> None:
+    """Node refuses the client-side CommitFailureClient; a replay rejects the step's commits on a proxy of its
+    own, as the machine did (a known-bad catch once failed its reproduction check for want of it)."""
+    from fencecheck.lockstep import replay
+    from fencecheck.plugins import plugin
+    from model.journal import CommandRef, Register
+
+    command = CommandRef("test", "firebase_uid", "uid-alice", str(uuid.UUID(int=7, version=4)),
+                         "create_checkout_session", 1, "{}")
+    node = plugin("journal").resolve("journal:exec:node implementations/node-journal/main.js")
+    lockstep = replay(firestore_db, [Register(command, at(0), commit_fails=True), Register(command, at(1))],
+                      system=node)
+    assert [event.method for event in lockstep.wire.proxy.log.events()] == ["Commit"]
+    assert lockstep.transitions["register.absent.new"] == 1
