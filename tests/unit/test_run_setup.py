@@ -122,11 +122,15 @@ def test_without_a_way_to_install_it_stops_with_exit_2_naming_package_and_comman
     assert machine.apt_calls() == []
 
 
-def test_gate_installs_java_but_not_chromium(tmp_path):
+def test_gate_installs_java_and_node_but_not_chromium(tmp_path):
+    """The gate's emulator suite starts the Node journal (its wire tests), so a fresh machine's `./run gate`
+    needs Node and the implementation's npm packages even against the reference."""
     machine = Machine(tmp_path)
+    machine.with_node_implementation()
     result = machine.run("gate", "--help")
     assert result.returncode == 0, result.stderr
-    assert machine.apt_calls() == [" update -qq", "noninteractive install -y -qq openjdk-17-jre-headless"]
+    assert machine.apt_calls() == [" update -qq", "noninteractive install -y -qq openjdk-17-jre-headless nodejs npm"]
+    assert len(machine.npm_calls()) == 1
 
 
 def test_a_missing_emulator_stops_with_exit_2_naming_its_package(tmp_path):
