@@ -152,7 +152,7 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
                 record = record.with_implementation(_describe_implementation(system, emulator.host))
                 record.save(artifacts)
                 print(f"implementation under test: {record.environment.implementation}", flush=True)
-            if any(NOT_HARNESS[1] in " ".join(suite.args) for suite in selected):
+            if any(NOT_HARNESS[1] in suite.args for suite in selected):
                 print("the tests of the harness's own processes (marked harness: gate, replay, emulator service, "
                       "progress) are deselected here; ./run tests runs them", flush=True)
             try:

@@ -37,7 +37,7 @@ from fencecheck.contest import (
     run_contest,
 )
 from fencecheck.contest_simulation import setup_state
-from fencecheck.definite import contention_problem, contract_unavailable, explained_unavailable, wire_faulted
+from fencecheck.definite import contention_problem, excused_calls
 from fencecheck.errors import CounterexampleError
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -130,16 +130,14 @@ def contest_result(
     records = run.racers
     calls = [call for record in (*records, *run.followers) for call in record.calls]  # attempts: every call
     definite = sum(1 for record in records if record.definite)
-    unavailable_ids = contract_unavailable(run.verdict, run.initial_state) | wire_faulted(run.history)
 
-    def excused_records() -> int:
-        return sum(1 for r in records if not r.definite and r.calls and r.calls[-1].call_id in unavailable_ids)
+    def excused_records(ids: frozenset[int]) -> int:
+        return sum(1 for r in records if not r.definite and r.calls and r.calls[-1].call_id in ids)
 
-    excused = excused_records()
-    if contention_problem(definite + excused, len(records)) is not None:  # the costlier excuse, where it decides
-        unavailable_ids |= explained_unavailable(run.history, run.verdict, run.initial_state,
-                                                 excused=unavailable_ids, budget=DEFAULT_BUDGET)
-        excused = excused_records()
+    unavailable_ids = excused_calls(run.history, run.verdict, run.initial_state,
+                                    answered=lambda ids: definite + excused_records(ids), callers=len(records),
+                                    budget=DEFAULT_BUDGET)
+    excused = excused_records(unavailable_ids)
     return ScenarioResult(
         scenario=run.name,
         repeat=repeat,

@@ -26,7 +26,7 @@ Integer arithmetic only (`definite * 100 >= percent * callers`): 899 of 1000 fai
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -144,6 +144,18 @@ def explained_unavailable(history: Any, verdict: Any, initial_state: Any, *, exc
     return frozenset(kept)
 
 
+def excused_calls(history: Any, verdict: Any, initial_state: Any, *, answered: Callable[[frozenset[int]], int],
+                  callers: int, budget: int) -> frozenset[int]:
+    """Ids of the indefinite calls that count with the definite ones: the model's own unavailable answers
+    (`contract_unavailable`), the wire's faults (`wire_faulted`) and, only where the run's share would fail
+    without them (it costs a check), those `explained_unavailable` finds. `answered(ids)` counts the callers
+    answered when `ids` are excused, as the runner counts its callers (their retries inside)."""
+    excused = contract_unavailable(verdict, initial_state) | wire_faulted(history)
+    if share_holds(answered(excused), callers, RUN_SHARE_PERCENT):
+        return excused
+    return excused | explained_unavailable(history, verdict, initial_state, excused=excused, budget=budget)
+
+
 def wire_faulted(history: Any) -> frozenset[int]:
     """Ids of the calls of `history` (a `fencecheck.history.History`) that the wire proxy faulted: excused from
     the definite share like the contract's own unavailable answers."""
@@ -155,6 +167,7 @@ __all__ = [
     "SCENARIO_SHARE_PERCENT",
     "contention_problem",
     "contract_unavailable",
+    "excused_calls",
     "explained_unavailable",
     "scenario_contention",
     "share_holds",

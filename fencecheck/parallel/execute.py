@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, fresh_log, release_together
-from fencecheck.definite import contention_problem, contract_unavailable, explained_unavailable, wire_faulted
+from fencecheck.definite import contention_problem, excused_calls
 from fencecheck.firestore_io import read_project
 from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder, classifier, observed_of
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -267,16 +267,13 @@ def run_once(
     if wire is not None:
         problems += wire.rejection_problems()
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
-    excused = contract_unavailable(verdict, initial) | wire_faulted(history)
     last_ids = _last_call_ids(history, lanes, branches)
 
-    def answered() -> int:
+    def answered(excused: frozenset[int]) -> int:
         return sum(1 for r in made if r.definite or last_ids.get(id(r)) in excused)
 
-    contention = contention_problem(answered(), len(made))
-    if contention is not None:  # the costlier excuse (one more check), only where it could decide
-        excused |= explained_unavailable(history, verdict, initial, excused=excused, budget=budget)
-        contention = contention_problem(answered(), len(made))
+    excused = excused_calls(history, verdict, initial, answered=answered, callers=len(made), budget=budget)
+    contention = contention_problem(answered(excused), len(made))
     if verdict.ok:
         status = BROKEN if problems else (OK if contention is None else CONTENTION)
     else:

@@ -276,24 +276,20 @@ class WireProxy:
         """End the transaction of a rejected Commit on the emulator, as a server that refuses a commit does
         (``fencecheck.wire.protowire`` says why). Best effort: a failed rollback leaves what a lost Rollback
         leaves, a transaction the emulator times out."""
-        try:
-            rollback = rollback_for_commit(commit_request)
-        except UsageError:  # not a CommitRequest: no transaction the proxy could name
-            return
-        if rollback is None:
-            return
-        with contextlib.suppress(grpc.RpcError):
-            self._stub(Cardinality.UNARY_UNARY, _ROLLBACK).with_call(
-                rollback, metadata=_forwardable(context.invocation_metadata()), timeout=_timeout(context))
+        self._send_rollback(lambda: rollback_for_commit(commit_request), context)
 
     def _roll_back_read(self, method: str, request: Any, responses: list[bytes],
                         context: grpc.ServicerContext) -> None:
         """End the transaction a faulted read began (``fencecheck.wire.protowire.rollback_for_read`` says why).
         Best effort, as for a rejected Commit."""
-        if not isinstance(request, bytes):
-            return
+        if isinstance(request, bytes):
+            self._send_rollback(lambda: rollback_for_read(short_name(method), request, responses), context)
+
+    def _send_rollback(self, build: Callable[[], bytes | None], context: grpc.ServicerContext) -> None:
+        """Send the emulator the RollbackRequest `build` makes, if it names a transaction (None, or a request
+        that is not the message expected: nothing the proxy could name). Best effort: an RPC error is dropped."""
         try:
-            rollback = rollback_for_read(short_name(method), request, responses)
+            rollback = build()
         except UsageError:
             return
         if rollback is None:

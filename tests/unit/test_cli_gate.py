@@ -129,14 +129,19 @@ def test_against_one_implementation_the_suites_that_take_it_run_its_system_witho
         *parallel.args, "--only-system", "lantern", "--without-catalogues")
 
 
-def _collected(*args: str) -> set[str]:
-    """The node ids pytest collects from the suites that take the system, with `args` (in a subprocess: the
-    marks and options are the pytest plug-in's, as a gate's suite sees them)."""
-    suites = [path for suite in cli.SUITES if suite.name in cli.TAKES_THE_SYSTEM for path in suite.args]
-    done = subprocess.run([sys.executable, "-m", "pytest", *suites, "--collect-only", "-q", "-p", "no:cacheprovider",
-                           *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
+def _collected_by(*args: str) -> set[str]:
+    """The node ids pytest collects with `args` (in a subprocess: the marks and options are the pytest
+    plug-in's, as a gate's suite sees them)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+def _collected(*args: str) -> set[str]:
+    """The node ids collected from the suites that take the system, with `args`."""
+    return _collected_by(*(path for suite in cli.SUITES if suite.name in cli.TAKES_THE_SYSTEM for path in suite.args),
+                         *args)
 
 
 def test_the_deselection_leaves_one_system_and_no_catalogue():
@@ -159,10 +164,7 @@ def test_the_gate_leaves_the_harness_s_own_process_tests_to_run_tests():
     """The gate's unit and emulator suites deselect the modules marked harness, and only those; `./run tests`
     (no -m) collects them."""
     def files(*args: str) -> set[str]:
-        done = subprocess.run([sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider"],
-                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return {line.split("::")[0] for line in done.stdout.splitlines() if "::" in line}
+        return {node.split("::")[0] for node in _collected_by(*args)}
 
     unit, emulator = (next(s for s in cli.SUITES if s.name == n) for n in ("unit", "emulator"))
     gated = files(*unit.args) | files(*emulator.args)
