@@ -19,6 +19,7 @@ from google.cloud import firestore
 
 from fencecheck.emulator import EmulatorHandle, close_client
 from fencecheck.wire import FaultKind, WireProxy, cut_stream, delay, drop_response, fail_response, on, reject
+from fencecheck.wire.proxy import COMMIT_RESEND_SECONDS
 
 pytestmark = pytest.mark.emulator
 HANG_GUARD = 60  # seconds: only reached if something hangs (the test then fails instead of hanging)
@@ -130,6 +131,24 @@ def test_a_commit_applied_but_answered_unavailable_is_retried_and_then_refused(
     [event] = proxy.log.events()
     assert (event.method, event.kind, event.definite, event.forwarded, event.upstream_code, event.client_code) == (
         "Commit", FaultKind.FAIL_RESPONSE, False, True, "OK", "UNAVAILABLE")
+
+
+def _commit_retry(client: firestore.Client) -> Any:
+    transport = client._firestore_api._transport
+    return transport._wrapped_methods[transport.commit]._retry
+
+
+def test_a_proxy_client_resends_a_commit_sooner_on_the_same_codes(
+        wired: firestore.Client, firestore_db: firestore.Client) -> None:
+    quick, default = _commit_retry(wired), _commit_retry(firestore_db)
+    assert (default._initial, quick._initial) == (0.1, COMMIT_RESEND_SECONDS)
+    assert (quick._maximum, quick._multiplier, quick._timeout) == (
+        default._maximum, default._multiplier, default._timeout)
+    errors = [exceptions.ServiceUnavailable("x"), exceptions.InternalServerError("x"),
+              exceptions.ResourceExhausted("x"), exceptions.DeadlineExceeded("x"), exceptions.Aborted("x"),
+              exceptions.InvalidArgument("x")]
+    assert [quick._predicate(e) for e in errors] == [default._predicate(e) for e in errors]
+    assert quick._predicate(exceptions.ServiceUnavailable("x")) is True  # the resend the lost answers are for
 
 
 def test_a_commit_applied_but_answered_deadline_exceeded_raises_it(

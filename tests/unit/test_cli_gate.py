@@ -445,6 +445,7 @@ def test_suite_process_gets_the_emulator_and_profile(tmp_path, monkeypatch):
     assert status == "empty"
     command = calls[0]["command"]
     assert command[command.index("-n") + 1] == "2" and "--hypothesis-profile=ci" in command
+    assert command[command.index("--dist") + 1] == "worksteal"
     assert calls[0]["env"][ENV_SYSTEM] == "known_bad.journal:x"
 
 
