@@ -16,9 +16,12 @@ import argparse
 import os
 import shutil
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from . import failures, gate_process, gate_replay, progress, report
 from .emulator import emulator_from_environment
@@ -38,6 +41,9 @@ NO_TESTS_COLLECTED = 5
 class Suite:
     name: str
     args: tuple[str, ...]
+    # Its tests mostly sleep: after an abort the reference runner waits for the next wall-clock retry round
+    # (3 s), so both cores were half idle while it ran alone. The gate runs it beside the stateful suite.
+    sleep_bound: bool = False
 
 
 # The gate verifies the systems: the tests of the harness's own processes (marked harness: a gate inside the
@@ -53,9 +59,20 @@ SUITES = (
     Suite("rules", ("tests/emulator/test_rules.py",)),
     Suite("emulator", ("tests/emulator", "--ignore=tests/emulator/test_rules.py", *NOT_HARNESS)),
     Suite("stateful", ("stateful_tests",)),
-    Suite("races", ("race_tests",)),
-    Suite("parallel", ("parallel_tests",)),
+    Suite("races", ("race_tests",), sleep_bound=True),
+    Suite("parallel", ("parallel_tests",), sleep_bound=True),
 )
+BESIDE = "stateful"  # the longest suite, with idle time of its own (lost answers, emulator round trips)
+
+
+def schedule(selected: list[Suite]) -> list[tuple[Suite, tuple[Suite, ...]]]:
+    """The gate's steps, in order: each runs one suite and, started with it in a second lane, the suites listed
+    with it one after another. The sleep-bound suites go beside the stateful suite; without it selected, every
+    suite runs alone."""
+    beside = tuple(suite for suite in selected if suite.sleep_bound)
+    if not beside or BESIDE not in {suite.name for suite in selected}:
+        return [(suite, ()) for suite in selected]
+    return [(suite, beside if suite.name == BESIDE else ()) for suite in selected if not suite.sleep_bound]
 
 
 # Against one implementation (--known-bad, --system) these suites run its system's tests only, without the
@@ -87,7 +104,8 @@ def suite_args(suite: Suite, system: str | None) -> tuple[str, ...]:
 
 
 def _run_suite(
-    suite: Suite, artifacts: Path, profile: str, workers: str, system: str | None, label: str | None = None
+    suite: Suite, artifacts: Path, profile: str, workers: str, system: str | None, label: str | None = None, *,
+    stop: threading.Event | None = None, output: IO[bytes] | None = None,
 ) -> tuple[str, SuiteCounts, float]:
     junit_path = artifacts / "junit" / f"{suite.name}.xml"
     junit_path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,13 +129,61 @@ def _run_suite(
             line = progress.format_line(label or suite.name, progress.snapshot(progress_dir), ticker.elapsed())
             print(line, flush=True)
 
-    returncode = gate_process.run_suite(command, env, tick=tick, poll_seconds=ticker.poll_seconds())
+    returncode = gate_process.run_suite(command, env, tick=tick, poll_seconds=ticker.poll_seconds(), stop=stop,
+                                        output=output)
     elapsed = ticker.elapsed()
     if returncode == NO_TESTS_COLLECTED:
         return "empty", SuiteCounts(), elapsed
     counts = parse_junit(junit_path.read_text()) if junit_path.exists() else SuiteCounts()
     status = "passed" if returncode == 0 else "failed"
     return status, counts, elapsed
+
+
+def _result_line(label: str, status: str, counts: SuiteCounts, elapsed: float) -> str:
+    return f"{label}: {status}, {counts.passed} passed, {counts.failed + counts.errors} failed, {elapsed:.1f} s"
+
+
+def suite_log(artifacts: Path, suite: Suite) -> Path:
+    return artifacts / "output" / f"{suite.name}.log"
+
+
+class _Lane(threading.Thread):
+    """Suites run one after another beside the main thread's suite (`schedule`). Each one's pytest output goes to
+    `suite_log` (the main thread prints it whole after `join`, not interleaved with the other suite's output);
+    its result line is printed as soon as it ends. `stop` ends the running suite's process group."""
+
+    def __init__(self, suites: tuple[Suite, ...], run: Callable[..., tuple[str, SuiteCounts, float]],
+                 artifacts: Path) -> None:
+        super().__init__(name="fencecheck-gate-lane", daemon=True)
+        self.suites, self._run, self._artifacts = suites, run, artifacts
+        self.stop = threading.Event()
+        self.results: dict[str, tuple[str, SuiteCounts, float]] = {}
+        self.crash: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for suite in self.suites:
+                if self.stop.is_set():
+                    return
+                log = suite_log(self._artifacts, suite)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                with log.open("wb") as output:
+                    self.results[suite.name] = self._run(suite, stop=self.stop, output=output)
+        except gate_process.Stopped:
+            pass
+        except BaseException as crash:  # handed to the main thread, which raises it
+            self.crash = crash
+
+    def finish(self) -> None:
+        """Wait for the lane to end. An interruption while waiting (a signal reaches the main thread between
+        joins) stops it, and waits for its running suite's group to be stopped."""
+        try:
+            while self.is_alive():
+                self.join(0.2)
+        except BaseException:
+            self.stop.set()
+            self.join()
+            raise
 
 
 def gate(args: argparse.Namespace) -> int:
@@ -160,16 +226,43 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
             if any(NOT_HARNESS[1] in suite.args for suite in selected):
                 print("the tests of the harness's own processes (marked harness: gate, replay, emulator service, "
                       "progress) are deselected here; ./run tests runs them", flush=True)
+            labels = {suite.name: f"[{index}/{len(selected)}] {suite.name}" for index, suite in
+                      enumerate(selected, 1)}
+
+            def run(suite: Suite, **lane: Any) -> tuple[str, SuiteCounts, float]:
+                result = _run_suite(suite, artifacts, args.profile, args.workers, system, labels[suite.name],
+                                    **lane)
+                if lane:
+                    print(_result_line(labels[suite.name], *result), flush=True)
+                return result
+
             try:
-                for index, suite in enumerate(selected, 1):
-                    label = f"[{index}/{len(selected)}] {suite.name}"
-                    print(f"{label} ...", flush=True)
-                    status, counts, elapsed = _run_suite(suite, artifacts, args.profile, args.workers, system,
-                                                         label)
-                    record = record.with_suite(suite.name, status, elapsed)
-                    record.save(artifacts)
-                    print(f"{label}: {status}, {counts.passed} passed, "
-                          f"{counts.failed + counts.errors} failed, {elapsed:.1f} s", flush=True)
+                for suite, beside in schedule(selected):
+                    lane = _Lane(beside, run, artifacts) if beside else None
+                    for other in beside:
+                        print(f"{labels[other.name]} ... (beside {suite.name}: its output is printed when it ends, "
+                              f"and kept in {suite_log(artifacts, other)})", flush=True)
+                    print(f"{labels[suite.name]} ...", flush=True)
+                    if lane is not None:
+                        lane.start()
+                    try:
+                        status, counts, elapsed = run(suite)
+                        record = record.with_suite(suite.name, status, elapsed)
+                        record.save(artifacts)
+                        print(_result_line(labels[suite.name], status, counts, elapsed), flush=True)
+                    except BaseException:
+                        if lane is not None:
+                            lane.stop.set()
+                        raise
+                    finally:
+                        if lane is not None:
+                            try:
+                                lane.finish()
+                            finally:
+                                for other in beside:
+                                    record = _lane_suite_done(record, artifacts, other, lane, labels[other.name])
+                    if lane is not None and lane.crash is not None:
+                        raise lane.crash
                 if args.known_bad:  # a would-be catch is replayed while this emulator is still up
                     found = failures.collect(artifacts, [s.name for s in selected])
                     replayed = gate_replay.replay_catch(found, system, emulator)
@@ -199,6 +292,22 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     if known_bad is not None:  # the question was "is it caught?": 0 only when it was, by the contract
         return 0 if known_bad.caught and run.verdict.status != INCOMPLETE else 1
     return 0 if run.verdict.status == PASS else 1
+
+
+def _lane_suite_done(record: report.GateRecord, artifacts: Path, suite: Suite, lane: _Lane,
+                     label: str) -> report.GateRecord:
+    """Print a lane suite's kept output and record its result (none, for one the lane did not finish)."""
+    log = suite_log(artifacts, suite)
+    if log.exists():
+        print(f"{label}: its output ({log}):", flush=True)
+        sys.stdout.write(log.read_text(errors="replace"))
+        sys.stdout.flush()
+    if suite.name not in lane.results:
+        return record
+    status, _counts, elapsed = lane.results[suite.name]  # its result line was printed when it ended
+    record = record.with_suite(suite.name, status, elapsed)
+    record.save(artifacts)
+    return record
 
 
 def _external_system(spec: str | None) -> str | None:

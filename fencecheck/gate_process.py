@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from fencecheck.emulator import _pdeathsig_preexec
 
@@ -109,20 +109,28 @@ def stop_group(process: subprocess.Popen[bytes], grace: float = GRACE_SECONDS) -
     process.wait()
 
 
+class Stopped(Exception):
+    """A suite run in a thread of the gate was told to stop (`run_suite(stop=...)`): its group is stopped."""
+
+
 def run_suite(command: Sequence[str], env: Mapping[str, str], *, tick: Callable[[], None],
-              poll_seconds: float) -> int:
+              poll_seconds: float, stop: threading.Event | None = None, output: IO[bytes] | None = None) -> int:
     """Run one suite's pytest in its own process group and return its exit code; `tick()` every `poll_seconds`
-    while it runs. Whatever interrupts the wait (Interrupted, any exception) stops the whole group first."""
+    while it runs. Whatever interrupts the wait (Interrupted, any exception, `stop` set: `Stopped`) stops the
+    whole group first. `output`: where its stdout and stderr go (default: the gate's own)."""
     # Its own session: the gate signals the group itself. A gate killed outright (SIGKILL) cannot, so the kernel
     # sends the suite's pytest SIGTERM then, and its xdist workers follow it (fencecheck.pytest_plugin).
+    streams: dict[str, Any] = {} if output is None else {"stdout": output, "stderr": subprocess.STDOUT}
     process = subprocess.Popen(list(command), env=dict(env), start_new_session=True,
-                               preexec_fn=_pdeathsig_preexec(signal.SIGTERM))
+                               preexec_fn=_pdeathsig_preexec(signal.SIGTERM), **streams)
     try:
         while True:
             try:
                 returncode = process.wait(timeout=poll_seconds)
                 break
             except subprocess.TimeoutExpired:
+                if stop is not None and stop.is_set():
+                    raise Stopped() from None
                 tick()
     except BaseException:
         stop_group(process)

@@ -4,8 +4,9 @@ signal's number. SIGKILL cannot be handled: then the kernel ends the suite and t
 signals), and nothing of the tree is left either.
 
 A real gate, with its own real emulator, runs its "unit" suite in a scratch project (cwd) whose two tests wait
-until the test ends them; the signal goes out once both xdist workers are inside a test. The time from the
-signal to the last process of the gate's tree gone is printed, not asserted.
+until the test ends them; the signal goes out once both xdist workers are inside a test. Once more with two
+suites at a time: the stateful suite and the races suite beside it (a thread of the gate runs that one). The
+time from the signal to the last process of the gate's tree gone is printed, not asserted.
 """
 
 from __future__ import annotations
@@ -81,26 +82,36 @@ def _until(condition, timeout: float, what: str, gate: subprocess.Popen[str]) ->
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
-def test_a_signal_to_the_gate_alone_stops_its_whole_tree(tmp_path, signum):
+# (suites, their test directories, workers): one suite on two workers; or the stateful suite and, beside it in
+# the gate's second lane (fencecheck.cli.schedule), the races suite, one worker each. Either way two tests wait.
+ONE_SUITE = (("unit",), ("tests/unit",), "2")
+TWO_LANES = (("stateful", "races"), ("stateful_tests", "race_tests"), "1")
+
+
+@pytest.mark.parametrize(("signum", "layout"), [
+    (signal.SIGTERM, ONE_SUITE), (signal.SIGINT, ONE_SUITE), (signal.SIGKILL, ONE_SUITE), (signal.SIGTERM, TWO_LANES),
+], ids=["SIGTERM", "SIGINT", "SIGKILL", "SIGTERM-two-lanes"])
+def test_a_signal_to_the_gate_alone_stops_its_whole_tree(tmp_path, signum, layout):
+    suites, directories, workers = layout
     project, marks = tmp_path / "project", tmp_path / "marks"
-    (project / "tests" / "unit").mkdir(parents=True)
     marks.mkdir()
+    for directory in directories:
+        (project / directory).mkdir(parents=True)
+        (project / directory / "test_waiting.py").write_text(WAITING_TEST)
     (project / "pytest.ini").write_text("[pytest]\n")
     (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.pytest_plugin"]\n')
-    (project / "tests" / "unit" / "test_waiting.py").write_text(WAITING_TEST)
     env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}  # the gate starts its own
     env.pop("PYTEST_XDIST_WORKER", None)
     env["GATE_SIGNAL_TEST_DIR"] = str(marks)
     artifacts = tmp_path / "artifacts"
     gate = subprocess.Popen(
-        [sys.executable, "-m", "fencecheck", "gate", "--suite", "unit", "--workers", "2", "--profile", "ci",
-         "--artifacts", str(artifacts)],
+        [sys.executable, "-m", "fencecheck", "gate", *(f"--suite={suite}" for suite in suites), "--workers", workers,
+         "--profile", "ci", "--artifacts", str(artifacts)],
         cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     tree: dict[int, str] = {}
     try:
-        _until(lambda: len(list(marks.iterdir())) == 2, 120, "both xdist workers run a test", gate)
+        _until(lambda: len(list(marks.iterdir())) == 2, 120, "two xdist workers run a test", gate)
         tree = _descendants(gate.pid)
         commands = [_command(pid) for pid in tree]
         assert any("CloudFirestore" in c for c in commands), commands  # the gate's emulator

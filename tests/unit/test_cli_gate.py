@@ -437,6 +437,46 @@ def test_a_gate_whose_suites_failed_only_by_crashes_claims_no_catch(tmp_path, ca
     assert [f["kind"] for f in saved["failures"]] == ["error", "error"]
 
 
+def _named(*names: str) -> list[cli.Suite]:
+    return [suite for suite in cli.SUITES if suite.name in names]
+
+
+def test_the_sleep_bound_suites_run_beside_the_stateful_suite():
+    steps = [(suite.name, [other.name for other in beside]) for suite, beside in cli.schedule(list(cli.SUITES))]
+    assert steps == [("unit", []), ("rules", []), ("emulator", []), ("stateful", ["races", "parallel"])]
+    assert [(s.name, b) for s, b in cli.schedule(_named("races", "parallel"))] == [("races", ()), ("parallel", ())]
+    assert [(s.name, [o.name for o in b]) for s, b in cli.schedule(_named("unit", "races", "stateful"))] == [
+        ("unit", []), ("stateful", ["races"])]
+
+
+def test_a_lane_suite_gets_a_stop_event_and_its_output_file_and_the_gate_prints_it(tmp_path, capsys,
+                                                                                  monkeypatch):
+    calls: list[dict[str, Any]] = []
+    record = _fake_run(calls, PASSING, 0)
+
+    def run(command: list[str], env: dict[str, str], **kwargs: Any) -> int:
+        output = kwargs.get("output")
+        if output is not None:
+            output.write(b"the lane suite's own output\n")
+        calls.append({"kwargs": kwargs})
+        return record(command, env)
+
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.gate_process, "run_suite", run)
+    artifacts = tmp_path / "artifacts"
+    code = cli.main(["gate", "--suite", "stateful", "--suite", "races", "--workers", "1", "--profile", "ci",
+                     "--artifacts", str(artifacts)])
+    assert code == 0
+    assert {c["command"][3] for c in calls if "command" in c} == {"stateful_tests", "race_tests"}
+    by_stop = [c["kwargs"] for c in calls if "kwargs" in c]
+    assert sorted(k.get("stop") is not None for k in by_stop) == [False, True]  # only the lane's suite has one
+    out = capsys.readouterr().out
+    assert "[2/2] races ... (beside stateful" in out and "the lane suite's own output" in out
+    assert (artifacts / "output" / "races.log").read_text() == "the lane suite's own output\n"
+    saved = json.loads((artifacts / "run.json").read_text())
+    assert sorted(suite["name"] for suite in saved["suites"]) == ["races", "stateful"]
+
+
 def test_suite_process_gets_the_emulator_and_profile(tmp_path, monkeypatch):
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, None, 5))

@@ -76,3 +76,22 @@ def test_an_interrupted_suite_is_stopped_with_its_whole_group(monkeypatch):
     assert process.returncode == -signal.SIGTERM
     assert not _running(grandchild), "the grandchild outlived the stop"
     assert not gate_process._group_running(process.pid)
+
+
+def test_a_suite_told_to_stop_is_stopped_with_its_whole_group_and_its_output_kept(tmp_path, monkeypatch):
+    """A suite in the gate's second lane (fencecheck.cli.schedule) is stopped by an event, not a signal; its
+    output went to the file it was given."""
+    started: list[int] = []
+    stop = threading.Event()
+    log = tmp_path / "suite.log"
+
+    def tick() -> None:
+        if log.read_text().strip():  # the grandchild is running: its pid is in the output
+            started.append(int(log.read_text()))
+            stop.set()
+
+    with log.open("wb") as output, pytest.raises(gate_process.Stopped):
+        gate_process.run_suite([sys.executable, "-c", GRANDPARENT], {}, tick=tick, poll_seconds=0.05, stop=stop,
+                               output=output)
+    (grandchild,) = started
+    assert not _running(grandchild), "the grandchild outlived the stop"
