@@ -13,6 +13,7 @@ report (fencecheck.report).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
@@ -41,9 +42,6 @@ NO_TESTS_COLLECTED = 5
 class Suite:
     name: str
     args: tuple[str, ...]
-    # Its tests mostly sleep: after an abort the reference runner waits for the next wall-clock retry round
-    # (3 s), so both cores were half idle while it ran alone. The gate runs it beside the stateful suite.
-    sleep_bound: bool = False
 
 
 # The gate verifies the systems: the tests of the harness's own processes (marked harness: a gate inside the
@@ -59,20 +57,26 @@ SUITES = (
     Suite("rules", ("tests/emulator/test_rules.py",)),
     Suite("emulator", ("tests/emulator", "--ignore=tests/emulator/test_rules.py", *NOT_HARNESS)),
     Suite("stateful", ("stateful_tests",)),
-    Suite("races", ("race_tests",), sleep_bound=True),
-    Suite("parallel", ("parallel_tests",), sleep_bound=True),
+    Suite("races", ("race_tests",)),
+    Suite("parallel", ("parallel_tests",)),
 )
-BESIDE = "stateful"  # the longest suite, with idle time of its own (lost answers, emulator round trips)
+# The suites run one after another, except these: beside the stateful suite (the longest, with idle time of its
+# own: lost answers, emulator round trips), in a second lane, one after another in this order. First the races
+# and parallel suites, whose tests mostly wait for the reference runner's wall-clock retry rounds (3 s after an
+# abort: both cores were half idle while they ran alone); then the unit suite, which needs no emulator and takes
+# the cores the stateful suite's last long tests leave idle.
+BESIDE = "stateful"
+LANE = ("races", "parallel", "unit")
 
 
 def schedule(selected: list[Suite]) -> list[tuple[Suite, tuple[Suite, ...]]]:
     """The gate's steps, in order: each runs one suite and, started with it in a second lane, the suites listed
-    with it one after another. The sleep-bound suites go beside the stateful suite; without it selected, every
-    suite runs alone."""
-    beside = tuple(suite for suite in selected if suite.sleep_bound)
-    if not beside or BESIDE not in {suite.name for suite in selected}:
+    with it one after another (`LANE`, beside the stateful suite). Without the stateful suite selected, every
+    suite runs alone, in order."""
+    if BESIDE not in {suite.name for suite in selected}:
         return [(suite, ()) for suite in selected]
-    return [(suite, beside if suite.name == BESIDE else ()) for suite in selected if not suite.sleep_bound]
+    lane = tuple(suite for name in LANE for suite in selected if suite.name == name)
+    return [(suite, lane if suite.name == BESIDE else ()) for suite in selected if suite.name not in LANE]
 
 
 # Against one implementation (--known-bad, --system) these suites run its system's tests only, without the
@@ -143,8 +147,11 @@ def _result_line(label: str, status: str, counts: SuiteCounts, elapsed: float) -
     return f"{label}: {status}, {counts.passed} passed, {counts.failed + counts.errors} failed, {elapsed:.1f} s"
 
 
+LANE_OUTPUT = "output"
+
+
 def suite_log(artifacts: Path, suite: Suite) -> Path:
-    return artifacts / "output" / f"{suite.name}.log"
+    return artifacts / LANE_OUTPUT / f"{suite.name}.log"
 
 
 class _Lane(threading.Thread):
@@ -202,6 +209,7 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     artifacts = Path(args.artifacts)
     artifacts.mkdir(parents=True, exist_ok=True)
     (artifacts / failures.SIDECAR).unlink(missing_ok=True)  # an earlier run's must not describe this one
+    shutil.rmtree(artifacts / LANE_OUTPUT, ignore_errors=True)  # so are its lane suites' logs
     selected = [s for s in SUITES if not args.suite or s.name in args.suite]
     if system is not None:
         what = f"the known-bad variant {args.known_bad} ({system})" if args.known_bad else system
@@ -226,43 +234,15 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
             if any(NOT_HARNESS[1] in suite.args for suite in selected):
                 print("the tests of the harness's own processes (marked harness: gate, replay, emulator service, "
                       "progress) are deselected here; ./run tests runs them", flush=True)
-            labels = {suite.name: f"[{index}/{len(selected)}] {suite.name}" for index, suite in
-                      enumerate(selected, 1)}
 
-            def run(suite: Suite, **lane: Any) -> tuple[str, SuiteCounts, float]:
-                result = _run_suite(suite, artifacts, args.profile, args.workers, system, labels[suite.name],
-                                    **lane)
-                if lane:
-                    print(_result_line(labels[suite.name], *result), flush=True)
-                return result
+            def done(suite: Suite, status: str, elapsed: float) -> None:
+                nonlocal record  # kept up to date: an interrupted gate records the suites that ended
+                record = record.with_suite(suite.name, status, elapsed)
+                record.save(artifacts)
 
             try:
-                for suite, beside in schedule(selected):
-                    lane = _Lane(beside, run, artifacts) if beside else None
-                    for other in beside:
-                        print(f"{labels[other.name]} ... (beside {suite.name}: its output is printed when it ends, "
-                              f"and kept in {suite_log(artifacts, other)})", flush=True)
-                    print(f"{labels[suite.name]} ...", flush=True)
-                    if lane is not None:
-                        lane.start()
-                    try:
-                        status, counts, elapsed = run(suite)
-                        record = record.with_suite(suite.name, status, elapsed)
-                        record.save(artifacts)
-                        print(_result_line(labels[suite.name], status, counts, elapsed), flush=True)
-                    except BaseException:
-                        if lane is not None:
-                            lane.stop.set()
-                        raise
-                    finally:
-                        if lane is not None:
-                            try:
-                                lane.finish()
-                            finally:
-                                for other in beside:
-                                    record = _lane_suite_done(record, artifacts, other, lane, labels[other.name])
-                    if lane is not None and lane.crash is not None:
-                        raise lane.crash
+                _run_suites(selected, artifacts, done, functools.partial(
+                    _run_suite, artifacts=artifacts, profile=args.profile, workers=args.workers, system=system))
                 if args.known_bad:  # a would-be catch is replayed while this emulator is still up
                     found = failures.collect(artifacts, [s.name for s in selected])
                     replayed = gate_replay.replay_catch(found, system, emulator)
@@ -294,20 +274,56 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     return 0 if run.verdict.status == PASS else 1
 
 
-def _lane_suite_done(record: report.GateRecord, artifacts: Path, suite: Suite, lane: _Lane,
-                     label: str) -> report.GateRecord:
+def _run_suites(selected: list[Suite], artifacts: Path, done: Callable[[Suite, str, float], None],
+                run_one: Callable[..., tuple[str, SuiteCounts, float]]) -> None:
+    """Run the selected suites as `schedule` orders them; `done(suite, status, seconds)` as each result is known
+    (a lane suite's once the lane is joined)."""
+    labels = {suite.name: f"[{index}/{len(selected)}] {suite.name}" for index, suite in enumerate(selected, 1)}
+
+    def run(suite: Suite, **lane: Any) -> tuple[str, SuiteCounts, float]:
+        result = run_one(suite, label=labels[suite.name], **lane)
+        if lane:  # a lane suite's result line, as it ends
+            print(_result_line(labels[suite.name], *result), flush=True)
+        return result
+
+    for suite, beside in schedule(selected):
+        lane = _Lane(beside, run, artifacts) if beside else None
+        for other in beside:
+            print(f"{labels[other.name]} ... (beside {suite.name}: its output is printed when it ends, and kept "
+                  f"in {suite_log(artifacts, other)})", flush=True)
+        print(f"{labels[suite.name]} ...", flush=True)
+        if lane is not None:
+            lane.start()
+        try:
+            status, counts, elapsed = run(suite)
+            done(suite, status, elapsed)
+            print(_result_line(labels[suite.name], status, counts, elapsed), flush=True)
+        except BaseException:
+            if lane is not None:
+                lane.stop.set()
+            raise
+        finally:
+            if lane is not None:
+                try:
+                    lane.finish()
+                finally:
+                    for other in beside:
+                        _lane_suite_done(artifacts, other, lane, labels[other.name], done)
+        if lane is not None and lane.crash is not None:
+            raise lane.crash
+
+
+def _lane_suite_done(artifacts: Path, suite: Suite, lane: _Lane, label: str,
+                     done: Callable[[Suite, str, float], None]) -> None:
     """Print a lane suite's kept output and record its result (none, for one the lane did not finish)."""
     log = suite_log(artifacts, suite)
     if log.exists():
         print(f"{label}: its output ({log}):", flush=True)
         sys.stdout.write(log.read_text(errors="replace"))
         sys.stdout.flush()
-    if suite.name not in lane.results:
-        return record
-    status, _counts, elapsed = lane.results[suite.name]  # its result line was printed when it ended
-    record = record.with_suite(suite.name, status, elapsed)
-    record.save(artifacts)
-    return record
+    if suite.name in lane.results:
+        status, _counts, elapsed = lane.results[suite.name]  # its result line was printed when it ended
+        done(suite, status, elapsed)
 
 
 def _external_system(spec: str | None) -> str | None:
