@@ -5,9 +5,9 @@ commands.
 
 The gate is wiring only: it owns the emulator for the run (or uses $FIRESTORE_EMULATOR_HOST), runs each
 suite as its own pytest process (so one suite's crash cannot hide another's result) in its own process group
-(fencecheck.gate_process: SIGINT or SIGTERM to the gate stops it whole), prints progress while it runs
-(fencecheck.progress), records what only it knows (artifacts/run.json), and hands the artifacts directory to the
-report (fencecheck.report).
+(fencecheck.gate_process: SIGINT or SIGTERM to the gate stops it whole), some of them beside the stateful suite
+in a second lane (`schedule`), prints progress while they run (fencecheck.progress), records what only it knows
+(artifacts/run.json), and hands the artifacts directory to the report (fencecheck.report).
 """
 
 from __future__ import annotations
@@ -278,7 +278,9 @@ def _run_suites(selected: list[Suite], artifacts: Path, done: Callable[[Suite, s
                 run_one: Callable[..., tuple[str, SuiteCounts, float]]) -> None:
     """Run the selected suites as `schedule` orders them; `done(suite, status, seconds)` as each result is known
     (a lane suite's once the lane is joined)."""
-    labels = {suite.name: f"[{index}/{len(selected)}] {suite.name}" for index, suite in enumerate(selected, 1)}
+    steps = schedule(selected)
+    order = [each for suite, beside in steps for each in (suite, *beside)]  # numbered as they start
+    labels = {suite.name: f"[{index}/{len(order)}] {suite.name}" for index, suite in enumerate(order, 1)}
 
     def run(suite: Suite, **lane: Any) -> tuple[str, SuiteCounts, float]:
         result = run_one(suite, label=labels[suite.name], **lane)
@@ -286,7 +288,7 @@ def _run_suites(selected: list[Suite], artifacts: Path, done: Callable[[Suite, s
             print(_result_line(labels[suite.name], *result), flush=True)
         return result
 
-    for suite, beside in schedule(selected):
+    for suite, beside in steps:
         lane = _Lane(beside, run, artifacts) if beside else None
         for other in beside:
             print(f"{labels[other.name]} ... (beside {suite.name}: its output is printed when it ends, and kept "

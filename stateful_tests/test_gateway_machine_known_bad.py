@@ -20,13 +20,12 @@ catalogues.
 from __future__ import annotations
 
 import pytest
-from hypothesis import settings
 
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.gateway import GATEWAY
 from known_bad.gateway import VARIANTS, variant
 from stateful_tests.gateway_machine import GatewayMachine, InvariantViolated, machine_settings
-from stateful_tests.known_bad_support import Target, catch
+from stateful_tests.known_bad_support import Target, catalogue_settings, catch
 
 pytestmark = [pytest.mark.system("gateway"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 
@@ -59,9 +58,7 @@ def test_gateway_variant_is_caught_by_the_machine(name, emulator, project_id, fi
         description=v.description,
         build=lambda: GATEWAY.resolve(v.system_spec),
         machine=GatewayMachine,
-        # Derandomized: whether a variant is caught within the budget is then the same on every machine, so a
-        # variant the machine catches only by luck shows up here (NOT_YET_RELIABLE) and never as a flaky CI run.
-        settings=settings(machine_settings(), database=None, derandomize=True),
+        settings=catalogue_settings(machine_settings()),
         machine_prefix="KnownBadGateway",
         detections=(LockstepMismatch, InvariantViolated),
     )

@@ -18,8 +18,9 @@ Each run writes `artifacts/known_bad/<name>.json` (fencecheck.report.artifacts.w
 (before shrinking); the total including both shrinking stages is printed and recorded as junit properties.
 
 The example database is not used here (`database=None`): a warm database would replay last run's
-counterexample at once and hide a loss of reach of the machine's rules. Everything else (examples, steps,
-phases, derandomization) is the profile's.
+counterexample at once and hide a loss of reach of the machine's rules. The run is derandomized
+(`catalogue_settings`: the same verdict and time on every run of a commit). Everything else (examples, steps,
+phases) is the profile's.
 
 The procedure is system-neutral (stateful_tests/known_bad_support.py); the lantern's catalogue runs through
 it too (stateful_tests/test_lantern_machine_known_bad.py).
@@ -30,14 +31,21 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import settings
 
 from fencecheck import hypothesis_profiles
 from fencecheck.plugins.journal import ReferenceAPI
 from known_bad.crashing import journal_name_error
 from known_bad.journal import VARIANTS, WIRE_VARIANTS, Variant, variant
 from stateful_tests.journal_machine import JournalMachine
-from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, known_bad_machine, outside_the_artifacts
+from stateful_tests.known_bad_support import (
+    TINY,
+    Target,
+    catalogue_settings,
+    catch,
+    judge_target,
+    known_bad_machine,
+    outside_the_artifacts,
+)
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
 
 pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
@@ -59,7 +67,7 @@ def test_known_bad_variant_is_caught(name, emulator, project_id, firestore_db, r
         description=v.description,
         build=v.build,
         machine=JournalMachine,
-        settings=settings(hypothesis_profiles.machine_settings(), database=None),
+        settings=catalogue_settings(hypothesis_profiles.machine_settings()),
     )
     catch(target, emulator=emulator, project_id=project_id, db=firestore_db, failing_property=request.node.nodeid,
           record_property=record_property)

@@ -30,7 +30,14 @@ from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugins.lantern import LANTERN
 from known_bad.crashing import lantern_name_error
 from known_bad.lantern import VARIANTS, variant
-from stateful_tests.known_bad_support import TINY, Target, catch, judge_target, outside_the_artifacts
+from stateful_tests.known_bad_support import (
+    TINY,
+    Target,
+    catalogue_settings,
+    catch,
+    judge_target,
+    outside_the_artifacts,
+)
 from stateful_tests.lantern_machine import InvariantViolated, LanternMachine, machine_settings
 
 pytestmark = [pytest.mark.system("lantern"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
@@ -69,7 +76,7 @@ def test_lantern_variant_is_caught_by_the_machine(name, emulator, project_id, fi
         description=v.description,
         build=lambda: LANTERN.resolve(v.system_spec),
         machine=LanternMachine,
-        settings=settings(machine_settings(), database=None),
+        settings=catalogue_settings(machine_settings()),
         machine_prefix="KnownBadLantern",
         detections=(LockstepMismatch, InvariantViolated),
     )

@@ -474,7 +474,8 @@ def test_a_lane_suite_gets_a_stop_event_and_its_output_file_and_the_gate_prints_
     by_stop = [c["kwargs"] for c in calls if "kwargs" in c]
     assert sorted(k.get("stop") is not None for k in by_stop) == [False, True]  # only the lane's suite has one
     out = capsys.readouterr().out
-    assert "[2/2] races ... (beside stateful" in out and "the lane suite's own output" in out
+    assert "[1/2] stateful ...\n" in out and "[2/2] races ... (beside stateful" in out
+    assert "the lane suite's own output" in out
     assert (artifacts / "output" / "races.log").read_text() == "the lane suite's own output\n"
     saved = json.loads((artifacts / "run.json").read_text())
     assert sorted(suite["name"] for suite in saved["suites"]) == ["races", "stateful"]
