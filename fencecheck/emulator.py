@@ -307,7 +307,13 @@ def _install_sigterm_handler() -> None:
     if previous is signal.SIG_IGN:  # the process chose to survive SIGTERM; so do its emulators
         return
 
+    owner = os.getpid()
+
     def on_sigterm(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked child (a checker's worker): the emulators are its parent's, not its own
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         stop_all()
         if callable(previous):
             previous(signum, frame)

@@ -55,6 +55,7 @@ completion) with the model's answer there, or the final documents' differences, 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -229,6 +230,13 @@ def round_of(steps: int, budget: int) -> int:
 _TASKS: list[_Partition] = []  # the partitions of the check under way, for workers forked from it
 
 
+def _worker_signals() -> None:
+    """A forked worker starts with SIGTERM's default action. It inherits its parent's Python handlers, and one
+    that does not end the process (one that records the signal for later, as a gate's guard does) made the pool's
+    `terminate()` wait forever for a worker that survived it: a hung test in the gate's unit suite."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _search_task(job: tuple[int, int]) -> tuple[int, Found]:
     index, cap = job
     return index, _TASKS[index].search(cap)
@@ -258,7 +266,7 @@ def _searches(tasks: list[_Partition], *, budget: int, full: bool, processes: in
     global _TASKS
     _TASKS = tasks
     try:
-        with multiprocessing.get_context("fork").Pool(min(processes, len(tasks))) as pool:
+        with multiprocessing.get_context("fork").Pool(min(processes, len(tasks)), _worker_signals) as pool:
             pending = list(range(len(tasks)))
             for cap in rounds:
                 for k, found in pool.imap(_search_task, [(k, cap) for k in pending]):

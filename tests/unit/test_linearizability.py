@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import signal
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -849,3 +850,24 @@ def test_the_search_agrees_with_brute_force_on_small_register_histories(history)
     assert verdict.status in ("ok", "illegal")
     assert verdict.ok == _brute_force(history)
     assert check(history, plugin=REGISTER, commute_read_only=False).status == verdict.status
+
+
+HANG_GUARD = 120  # seconds: reached only if the check hangs (the test then fails instead of hanging)
+
+
+def test_a_parallel_check_ends_in_a_process_whose_sigterm_handler_only_records():
+    """The pool's workers are forked: they inherit the test process's handlers, and one that only records
+    SIGTERM (as the gate's guard does once it holds) survived the pool's terminate(), so the check waited for them
+    forever. Each worker starts with SIGTERM's default action."""
+    history = break_reads(register_history(3, calls=600), 2, seed=3)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    verdicts: list[str] = []
+    try:
+        worker = threading.Thread(target=lambda: verdicts.extend(
+            check(history, plugin=REGISTER, processes=2).status for _ in range(3)), daemon=True)
+        worker.start()
+        worker.join(HANG_GUARD)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not worker.is_alive(), f"the parallel check still runs after {HANG_GUARD} s"
+    assert verdicts == ["illegal"] * 3
