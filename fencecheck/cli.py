@@ -13,6 +13,7 @@ in a second lane (`schedule`), prints progress while they run (fencecheck.progre
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import shutil
@@ -155,14 +156,16 @@ def suite_log(artifacts: Path, suite: Suite) -> Path:
 
 
 class _Lane(threading.Thread):
-    """Suites run one after another beside the main thread's suite (`schedule`). Each one's pytest output goes to
-    `suite_log` (the main thread prints it whole after `join`, not interleaved with the other suite's output);
-    its result line is printed as soon as it ends. `stop` ends the running suite's process group."""
+    """Suites run one after another beside the main thread's suite (`schedule`), for the length of a `with`
+    block. Each one's pytest output goes to `suite_log` (printed whole when the block ends, not interleaved with
+    the other suite's output); its result line is printed as soon as it ends (by `run`). Leaving the block by an
+    exception stops the running suite's process group; either way the block waits for the lane, then hands each
+    finished suite to `done` and raises what crashed the lane."""
 
     def __init__(self, suites: tuple[Suite, ...], run: Callable[..., tuple[str, SuiteCounts, float]],
-                 artifacts: Path) -> None:
+                 artifacts: Path, labels: dict[str, str], done: Callable[[Suite, str, float], None]) -> None:
         super().__init__(name="fencecheck-gate-lane", daemon=True)
-        self.suites, self._run, self._artifacts = suites, run, artifacts
+        self.suites, self._run, self._artifacts, self._labels, self._done = suites, run, artifacts, labels, done
         self.stop = threading.Event()
         self.results: dict[str, tuple[str, SuiteCounts, float]] = {}
         self.crash: BaseException | None = None
@@ -181,7 +184,22 @@ class _Lane(threading.Thread):
         except BaseException as crash:  # handed to the main thread, which raises it
             self.crash = crash
 
-    def finish(self) -> None:
+    def __enter__(self) -> _Lane:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        if exc_type is not None:
+            self.stop.set()
+        try:
+            self._finish()
+        finally:
+            for suite in self.suites:
+                self._report(suite)
+        if exc_type is None and self.crash is not None:
+            raise self.crash
+
+    def _finish(self) -> None:
         """Wait for the lane to end. An interruption while waiting (a signal reaches the main thread between
         joins) stops it, and waits for its running suite's group to be stopped."""
         try:
@@ -191,6 +209,17 @@ class _Lane(threading.Thread):
             self.stop.set()
             self.join()
             raise
+
+    def _report(self, suite: Suite) -> None:
+        """Print a suite's kept output and hand over its result (none, for one the lane did not finish)."""
+        log = suite_log(self._artifacts, suite)
+        if log.exists():
+            print(f"{self._labels[suite.name]}: its output ({log}):", flush=True)
+            sys.stdout.write(log.read_text(errors="replace"))
+            sys.stdout.flush()
+        if suite.name in self.results:
+            status, _counts, elapsed = self.results[suite.name]  # its result line was printed when it ended
+            self._done(suite, status, elapsed)
 
 
 def gate(args: argparse.Namespace) -> int:
@@ -289,43 +318,14 @@ def _run_suites(selected: list[Suite], artifacts: Path, done: Callable[[Suite, s
         return result
 
     for suite, beside in steps:
-        lane = _Lane(beside, run, artifacts) if beside else None
         for other in beside:
             print(f"{labels[other.name]} ... (beside {suite.name}: its output is printed when it ends, and kept "
                   f"in {suite_log(artifacts, other)})", flush=True)
         print(f"{labels[suite.name]} ...", flush=True)
-        if lane is not None:
-            lane.start()
-        try:
+        with _Lane(beside, run, artifacts, labels, done) if beside else contextlib.nullcontext():
             status, counts, elapsed = run(suite)
             done(suite, status, elapsed)
             print(_result_line(labels[suite.name], status, counts, elapsed), flush=True)
-        except BaseException:
-            if lane is not None:
-                lane.stop.set()
-            raise
-        finally:
-            if lane is not None:
-                try:
-                    lane.finish()
-                finally:
-                    for other in beside:
-                        _lane_suite_done(artifacts, other, lane, labels[other.name], done)
-        if lane is not None and lane.crash is not None:
-            raise lane.crash
-
-
-def _lane_suite_done(artifacts: Path, suite: Suite, lane: _Lane, label: str,
-                     done: Callable[[Suite, str, float], None]) -> None:
-    """Print a lane suite's kept output and record its result (none, for one the lane did not finish)."""
-    log = suite_log(artifacts, suite)
-    if log.exists():
-        print(f"{label}: its output ({log}):", flush=True)
-        sys.stdout.write(log.read_text(errors="replace"))
-        sys.stdout.flush()
-    if suite.name in lane.results:
-        status, _counts, elapsed = lane.results[suite.name]  # its result line was printed when it ended
-        done(suite, status, elapsed)
 
 
 def _external_system(spec: str | None) -> str | None:
