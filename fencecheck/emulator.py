@@ -7,8 +7,8 @@ never stopped by us. ``emulator_from_environment()`` picks one of the two.
 
 No JVM started here may outlive this process: handles stop on ``with`` exit, on ``atexit``, on
 SIGTERM (handler installed from the main thread, chaining the previous one) and, on Linux, the
-kernel kills the JVM if the thread that started it dies (``PR_SET_PDEATHSIG``), which covers
-SIGKILL of the Python process.
+kernel kills the JVM if the thread that started it dies (``PR_SET_PDEATHSIG``, set by ``setpriv`` before
+the JVM's exec: no Python runs between fork and exec), which covers SIGKILL of the Python process.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import ctypes
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -349,22 +350,20 @@ def set_parent_death_signal(signum: int) -> bool:
     return prctl is not None and prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signum)) == 0
 
 
-def _pdeathsig_preexec(signum: int = signal.SIGKILL) -> Callable[[], None] | None:
-    """A preexec_fn that makes the kernel send ``signum`` (SIGKILL) to the child when this thread dies.
+def parent_death_prefix(signum: int = signal.SIGKILL) -> list[str]:
+    """The argv prefix that makes the kernel send ``signum`` to the child when this thread dies:
+    util-linux's ``setpriv --pdeathsig`` sets it and then execs the command, so the pid stays the command's.
 
-    The signal follows the forking *thread*, so only use it from the main thread.
+    Not a ``preexec_fn``: Python code between fork and exec forces a plain fork, whose at-fork handlers run in
+    the child, and gRPC's, in a process with live channels, aborted an emulator at start (SIGABRT). Without
+    one, subprocess forks through vfork/posix_spawn and runs no Python in the child. The signal follows the
+    forking *thread*, so it is asked only from the main thread; where setpriv is missing (not Linux) the
+    other ties hold: the process group, atexit and the SIGTERM handler.
     """
-    prctl = _prctl()  # resolved here: no dlopen between fork and exec
-    if prctl is None or threading.current_thread() is not threading.main_thread():
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signum))
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return preexec
+    if threading.current_thread() is not threading.main_thread() or not sys.platform.startswith("linux"):
+        return []
+    setpriv = shutil.which("setpriv")
+    return [] if setpriv is None else [setpriv, "--pdeathsig", signal.Signals(signum).name.removeprefix("SIG"), "--"]
 
 
 def find_free_port(host: str = LOOPBACK) -> int:
@@ -401,10 +400,9 @@ def _launch(command: EmulatorCommand, port: int, log_path: Path, rules_path: Pat
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
-            command.argv(LOOPBACK, port, rules_path),
+            [*(parent_death_prefix() if kill_with_parent else ()), *command.argv(LOOPBACK, port, rules_path)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, signalled as a whole on stop
-            preexec_fn=_pdeathsig_preexec() if kill_with_parent else None,
         )
     handle = EmulatorHandle(f"{LOOPBACK}:{port}", process=process, log_path=log_path, command=command)
     with _registry_lock:

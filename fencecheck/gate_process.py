@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from fencecheck.emulator import _pdeathsig_preexec
+from fencecheck.emulator import parent_death_prefix
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_SECONDS = 5.0  # between SIGTERM and SIGKILL of a suite's process group
@@ -121,8 +121,8 @@ def run_suite(command: Sequence[str], env: Mapping[str, str], *, tick: Callable[
     # Its own session: the gate signals the group itself. A gate killed outright (SIGKILL) cannot, so the kernel
     # sends the suite's pytest SIGTERM then, and its xdist workers follow it (fencecheck.pytest_plugin).
     streams: dict[str, Any] = {} if output is None else {"stdout": output, "stderr": subprocess.STDOUT}
-    process = subprocess.Popen(list(command), env=dict(env), start_new_session=True,
-                               preexec_fn=_pdeathsig_preexec(signal.SIGTERM), **streams)
+    process = subprocess.Popen([*parent_death_prefix(signal.SIGTERM), *command], env=dict(env),
+                               start_new_session=True, **streams)
     try:
         while True:
             try:
