@@ -17,9 +17,11 @@ project nobody else writes to:
    call whose commit the server rejects, `plugin.commit_fails`): it runs on that racer's rejecting wire lane,
    a fault proxy of its own whose plan rejects every Commit before it reaches the emulator
    (`fencecheck.wire.lanes`; any implementation, one in another process included, is pointed at the proxy),
-   and the proxy's log must show every commit sent there rejected. With a fault mix (`wire_mix`,
-   `fencecheck.wire.mix`) every call of a racer goes through its own mixed lane. Every call is recorded by a
-   `fencecheck.history.Recorder`, with the wire faults that hit it (`Call.wire_faults`).
+   and the proxy's log must show every commit sent there rejected. Then it waits at a second barrier until
+   every racer's first attempt has ended (a racer without a `first_op` waits there before its call), so the
+   main calls start together: a fair start, not rejected callers re-entering others' lock waits. With a fault
+   mix (`wire_mix`, `fencecheck.wire.mix`) every call of a racer goes through its own mixed lane. Every call
+   is recorded by a `fencecheck.history.Recorder`, with the wire faults that hit it (`Call.wire_faults`).
    Then each follower makes its call (retried the same way), recorded in the same history.
 3. the final stored documents: the whole project, split into the plug-in's partitions (every partition of
    the setup's state and every called one, so a write to an uncalled partition is judged too).
@@ -69,6 +71,8 @@ from fencecheck.wire.lanes import Lane, WireLanes
 from fencecheck.wire.mix import FaultMix
 
 MAX_WHOLE_CALL_RETRIES = 2
+# How long the racers' main calls wait for every first attempt to end (`race_callers`, the fair start).
+MAIN_START_TIMEOUT_SECONDS = 120.0
 
 Documents = dict[str, dict[str, Any]]
 
@@ -128,6 +132,13 @@ class Contest:
     @property
     def width(self) -> int:
         return len(self.racers)
+
+    def narrowed(self, width: int) -> Contest:
+        """The same contest with its first `width` racers (its setup, followers and facts unchanged): a lower
+        degree of the same race, for a run too contended to judge at its own (`fencecheck.contest_results`)."""
+        if not 0 < width <= self.width:
+            raise ValueError(f"{self.scenario}: cannot narrow {self.width} racers to {width}")
+        return attrs.evolve(self, racers=self.racers[:width])
 
 
 def qualified_name(plugin: SystemPlugin, scenario: str) -> str:
@@ -332,10 +343,14 @@ def _race_one(
     new_log: Callable[[int, int], Any],
     failing_db: Any = None,
     lanes: WireLanes | None = None,
+    main_start: threading.Barrier | None = None,
 ) -> RacerRecord:
     calls: list[CallRecord] = []
+    held = main_start is None
     for attempt in range(1 + max_retries):
         op = racer.op_of(attempt)
+        if not held and (attempt > 0 or racer.first_op is None):  # the main call, not a rejected first one
+            held = _hold(main_start)
         target, lane = db, None
         if plugin.commit_fails(op):
             if failing_db is not None:  # a caller's own commit-failing client (the client-side path)
@@ -350,7 +365,19 @@ def _race_one(
         calls.append(call)
         if call.outcome.definite:
             break
+    if not held:  # a first attempt answered definitely: the others still wait for this racer at the barrier
+        _hold(main_start)
     return RacerRecord(racer, tuple(calls))
+
+
+def _hold(main_start: threading.Barrier) -> bool:
+    """Wait at the main calls' barrier (`race_callers`). A barrier broken by a racer whose first attempt
+    never ended releases the rest: that racer is reported as hung, the others' calls still count."""
+    try:
+        main_start.wait(timeout=MAIN_START_TIMEOUT_SECONDS)
+    except threading.BrokenBarrierError:
+        pass
+    return True
 
 
 def _with_history(record: RacerRecord, history: History) -> RacerRecord:
@@ -414,9 +441,13 @@ def race_callers(
                                 label=label, lanes=own)
     if recorder is None:
         recorder = Recorder(classify=classifier(plugin, implementation), system=plugin.name)
+    # A fair start: a rejected first attempt returns at once, and re-entering then would land in the middle
+    # of the others' lock waits (a convoy no caller policy causes). Every main call waits until every first
+    # attempt has ended, so the main calls start together, as the first ones did.
+    main_start = threading.Barrier(len(racers)) if any(r.first_op is not None for r in racers) else None
     tasks = [
         functools.partial(_race_one, plugin, implementation, db, recorder, i, racer, max_retries, new_log,
-                          failing_db, lanes)
+                          failing_db, lanes, main_start)
         for i, racer in enumerate(racers)
     ]
     results, hung_indices = release_together(

@@ -415,3 +415,36 @@ def test_a_run_record_of_a_racer_that_never_returned_is_indefinite() -> None:
     assert call_problems([record], LANTERN) == []  # its clock reads are unknown, not wrong
     history = History((Call(0, "r", record.racer.op, 0, None, Indefinite("no_return")),), None, "lantern")
     assert History.from_json(history.to_json()) == history
+
+
+def test_every_main_call_starts_after_every_first_attempt_has_ended() -> None:
+    """The fair start (issue 22): a racer's rejected first attempt returns at once, and without a second
+    barrier its retry, and the racers without a first attempt, re-enter while others still wait. Here the
+    first attempt waits (up to 2 s) for a main call to begin: none may begin before it has ended."""
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    main_began = threading.Event()
+
+    def light_lantern(*, lantern_id: str, clock: Any, attempt_log: Any, **_: Any) -> Any:
+        now = clock()
+        first = lantern_id.startswith("first-")
+        with lock:
+            events.append(("first" if first else "main", "begin"))
+        if first:
+            main_began.wait(timeout=2.0)  # set at once without the barrier; never while it holds
+            with lock:
+                events.append(("first", "end"))
+            raise FakeError("lantern_unavailable")  # indefinite: the racer retries with its main call
+        main_began.set()
+        return SimpleNamespace(to_json=lambda: {"outcome": "lit", "lanternId": lantern_id, "at": now.isoformat()})
+
+    api = ModuleType("fake_lantern")
+    api.light_lantern, api.LanternError = light_lantern, FakeError
+    system = LanternSystem.of("fake_lantern", api)
+    first, plain = _lights("a", "b")
+    racers = [attrs.evolve(first, first_op=attrs.evolve(first.op, lantern_id="first-a")), plain]
+    records, _history, hung = race_callers(LANTERN, system, object(), racers)
+    assert hung == ()
+    assert [record.label for record in records] == ["lit", "lit"]
+    first_end = events.index(("first", "end"))
+    assert all(index > first_end for index, event in enumerate(events) if event == ("main", "begin")), events
