@@ -37,7 +37,7 @@ from fencecheck.contest import (
     run_contest,
 )
 from fencecheck.contest_simulation import setup_state
-from fencecheck.definite import contention_problem, excused_calls
+from fencecheck.definite import contention_problem, degree_judged, excused_calls
 from fencecheck.errors import CounterexampleError
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -100,6 +100,11 @@ class ScenarioResult:
     contract_unavailable_callers: int = 0
     # Too few definite callers for the verdict to mean anything (fencecheck.definite): never a pass.
     contention: str | None = None
+    # A contended run raced again at lower degrees (`LOWER_DEGREES`): the highest one judged, its verdict and
+    # its findings (None, None, (): not needed, or no lower degree could be judged either).
+    judged_width: int | None = None
+    judged_verdict: str | None = None
+    judged_problems: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -107,10 +112,18 @@ class ScenarioResult:
             self.verdict == "ok" and not self.problems and not self.promise_problems and self.contention is None
         )
 
+    @property
+    def degree(self) -> str | None:
+        """For a contended run, the degree its contest was judged at (`fencecheck.definite.degree_judged`)."""
+        if self.contention is None:
+            return None
+        return degree_judged(self.width, self.judged_width, self.judged_verdict, self.judged_problems)
+
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
         out["problems"] = list(self.problems)
         out["promise_problems"] = list(self.promise_problems)
+        out["judged_problems"] = list(self.judged_problems)
         out["format"] = RESULT_FORMAT
         return out
 
@@ -166,8 +179,34 @@ def contest_result(
         key_hash=None,
         lock_timeouts=lock_timeouts,
         contract_unavailable_callers=excused,
-        contention=contention_problem(definite + excused, len(records)),
+        contention=_with_callers(contention_problem(definite + excused, len(records)), records, run.history,
+                                 lock_timeouts),
     )
+
+
+CONTENTION_DOC = "docs/contention.md"
+SHOWN_CALLERS = 6  # of the unanswered callers, in a contention message
+
+
+def _with_callers(problem: str | None, records: Sequence[RacerRecord], history: History,
+                  lock_timeouts: int | None) -> str | None:
+    """A contention message the implementer can act on: per unanswered caller its whole calls, the transaction
+    attempts it logged and the seconds it spent; the emulator's lock timeouts during the run; where to read."""
+    if problem is None:
+        return None
+    unanswered = [record for record in records if not record.definite]
+
+    def seconds(record: RacerRecord) -> float:  # its calls' time in the history (a hung call: not counted)
+        return sum((c.completed_at - c.invoked_at) / 1e9 for c in history.calls
+                   if c.caller == record.racer.name and c.completed_at is not None)
+
+    shown = [f"{r.racer.name}: {len(r.calls)} whole call(s), {sum(c.transaction_attempts for c in r.calls)} "
+             f"transaction attempt(s) logged, {seconds(r):.1f} s" for r in unanswered[:SHOWN_CALLERS]]
+    more = len(unanswered) - len(shown)
+    locks = "not known" if lock_timeouts is None else str(lock_timeouts)
+    return (f"{problem}. Unanswered callers ({'; '.join(shown)}{f'; {more} more' if more > 0 else ''}); emulator "
+            f"lock timeouts during the run: {locks}. The emulator waits ~2 s on every lock conflict: retrying an "
+            f"abort at once inside one call convoys; {CONTENTION_DOC} gives the retry pattern that gets through")
 
 
 def contest_json(plugin: SystemPlugin, contest: Contest) -> dict[str, Any]:
@@ -354,14 +393,49 @@ def execute_contest(
         project_id=project_id,
         lock_timeouts=None if locks_before is None or locks_after is None else locks_after - locks_before,
     )
+    if result.contention is not None and result.verdict != "illegal":
+        if emulator is not None and project_id is not None:
+            result = attrs.evolve(result, **_judge_lower(
+                db, contest, plugin=plugin, implementation=implementation, structural=structural, promise=promise,
+                emulator=emulator, project_id=project_id, budget=budget, wire_mix=mix,
+                counterexamples_dir=counterexamples_dir))
     if artifacts_dir is not None:
         save_result(result, run, artifacts_dir, ids_seed=ids_seed)
     return result, run
 
 
+LOWER_DEGREES = (12, 8, 4)  # a contended contest is raced again at each below its width, until one is judged
+
+
+def _judge_lower(db: Any, contest: Contest, *, plugin: SystemPlugin, implementation: Any,
+                 structural: Callable[[ContestRun], Sequence[str]], promise: Callable[[ContestRun], Sequence[str]],
+                 emulator: Any, project_id: str, budget: int, wire_mix: FaultMix | None,
+                 counterexamples_dir: Path | None) -> dict[str, Any]:
+    """The highest of `LOWER_DEGREES` below the contest's width at which its first racers' run can be judged
+    (enough definite answers), as `ScenarioResult` fields: its width, verdict and findings. Each run starts
+    from an empty project (`emulator.reset`). {} when none could be judged."""
+    for width in (w for w in LOWER_DEGREES if w < contest.width):
+        emulator.reset(project_id)
+        locks_before = emulator.lock_timeout_count()
+        run = run_contest(db, contest.narrowed(width), plugin=plugin, implementation=implementation, budget=budget,
+                          wire_mix=wire_mix)
+        locks_after = emulator.lock_timeout_count()
+        narrowed = contest_result(run, problems=structural(run), promise_problems=promise(run),
+                                  lock_timeouts=None if None in (locks_before, locks_after)
+                                  else locks_after - locks_before)
+        if narrowed.contention is not None:
+            continue
+        if not run.verdict.ok and counterexamples_dir is not None:
+            save_counterexample(run, counterexamples_dir)
+        return {"judged_width": width, "judged_verdict": narrowed.verdict,
+                "judged_problems": (*narrowed.problems, *narrowed.promise_problems)}
+    return {}
+
+
 __all__ = [
     "COUNTEREXAMPLE_FORMAT",
     "FORMATS",
+    "LOWER_DEGREES",
     "OLD_FORMATS",
     "RESULT_FORMAT",
     "ScenarioResult",

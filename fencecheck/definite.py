@@ -58,6 +58,17 @@ def contention_problem(definite: int, callers: int, percent: int = RUN_SHARE_PER
     )
 
 
+def degree_judged(width: int, judged_width: int | None, judged_verdict: str | None,
+                  judged_problems: Iterable[str] = ()) -> str:
+    """How a contended run that was raced again at lower degrees reads: "contended at 24, judged at 8: ok",
+    or "contended at 24, judged at no lower degree". Neither is a pass: the contract was judged, if at all,
+    below the degree the scenario promises."""
+    if judged_width is None:
+        return f"contended at {width}, judged at no lower degree"
+    found = "; ".join(judged_problems)
+    return f"contended at {width}, judged at {judged_width}: {judged_verdict}" + (f" ({found})" if found else "")
+
+
 def contract_unavailable(verdict: Any, initial_state: Any) -> frozenset[int]:
     """Ids of the indefinite calls of an ok `verdict` (a `fencecheck.linearizability.Verdict`) whose answer is
     the model's: in every state of the found linearization where the call could sit (after each call that
@@ -167,6 +178,7 @@ __all__ = [
     "SCENARIO_SHARE_PERCENT",
     "contention_problem",
     "contract_unavailable",
+    "degree_judged",
     "excused_calls",
     "explained_unavailable",
     "scenario_contention",

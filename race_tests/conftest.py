@@ -210,5 +210,5 @@ def assert_contest_passed(scenario: Any, race_repeat: int, result: Any, *, invar
     if result.promise_problems:
         failures.append(f"{promise} ({scenario.promise_text}) is broken:\n" + "\n".join(result.promise_problems))
     if result.contention is not None:  # last: a contract finding above outweighs it
-        failures.append(result.contention)
+        failures.append(f"{result.contention}\n{result.degree}")
     assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)

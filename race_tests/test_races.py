@@ -64,5 +64,5 @@ def assert_race_passed(scenario: Scenario, race_repeat: int, result: Any, run: A
         failures.append(f"the seed's promise ({scenario.promise_text}) is broken:\n"
                         + "\n".join(result.promise_problems))
     if result.contention is not None:  # last: a contract finding above outweighs it
-        failures.append(result.contention)
+        failures.append(f"{result.contention}\n{result.degree}")
     assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)

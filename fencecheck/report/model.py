@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from fencecheck.definite import contention_problem, scenario_contention
+from fencecheck.definite import contention_problem, degree_judged, scenario_contention
 from fencecheck.failures import Failure
 
 from .codec import decode, encode
@@ -240,8 +240,12 @@ class RaceScenario:
     history: tuple[RaceCall, ...] = ()
     system: str = "journal"  # the plug-in whose implementation raced (fencecheck.plugins)
     contract_unavailable_callers: int = 0  # indefinite with the model's own unavailable answer: not contention
+    # A contended run raced again at lower degrees: the highest judged, its verdict and findings (None: none).
+    judged_width: int | None = None
+    judged_verdict: str | None = None
+    judged_problems: tuple[str, ...] = ()
 
-    _json_derived: ClassVar = ("run_id", "passed", "failing_call", "contention")
+    _json_derived: ClassVar = ("run_id", "passed", "failing_call", "contention", "degree")
 
     def __attrs_post_init__(self) -> None:
         if self.verdict not in RACE_VERDICTS:
@@ -257,6 +261,13 @@ class RaceScenario:
     def contention(self) -> str | None:
         """Why too few racing callers got a definite answer for the verdict to count (fencecheck.definite)."""
         return contention_problem(self.definite_callers + self.contract_unavailable_callers, self.width)
+
+    @property
+    def degree(self) -> str | None:
+        """For a contended run, the degree it was judged at: "contended at 24, judged at 8: ok" (no pass)."""
+        if self.contention is None:
+            return None
+        return degree_judged(self.width, self.judged_width, self.judged_verdict, self.judged_problems)
 
     @property
     def passed(self) -> bool:
@@ -528,7 +539,7 @@ def judge(run: Run) -> Verdict:
             elif scenario.problems or scenario.promise_problems:
                 reasons.append(f"race {scenario.run_id}: structural or promise problems")
             if scenario.contention is not None:  # too few answers: a run that shows nothing, never a pass
-                reasons.append(f"race {scenario.run_id}: {scenario.contention}")
+                reasons.append(f"race {scenario.run_id}: {scenario.contention} ({scenario.degree})")
         shares = [(s.scenario, s.definite_callers + s.contract_unavailable_callers, s.width)
                   for s in run.races.scenarios]
         reasons += [f"race {name}: {problem}" for name, problem in scenario_contention(shares).items()]

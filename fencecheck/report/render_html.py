@@ -290,7 +290,7 @@ def _race_detail(s: RaceScenario) -> Safe:
     if failing is not None:
         order_items.append(el("li", f"cannot be placed: call {failing.id} ({failing.caller}) {failing.op} → "
                                     f"{failing.outcome}", class_="failing"))
-    problems = [*s.problems, *s.promise_problems, *([s.contention] if s.contention else [])]
+    problems = [*s.problems, *s.promise_problems, *([s.contention, s.degree] if s.contention else [])]
     summary = el("summary", f"{s.run_id} ", badge(s.verdict),
                  f" — {s.width} callers, {len(s.history)} calls, checker {_fmt(s.checker_ms, 1)} ms")
     return el(
