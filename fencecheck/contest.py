@@ -211,6 +211,9 @@ class ContestRun:
     total_seconds: float = 0.0
     problems: tuple[str, ...] = ()
     followers: tuple[RacerRecord, ...] = ()
+    # What the contest expected of the stored documents and did not find (`plugin.contest_expectations`): a
+    # contract finding only when the answers imply the expectation (`fencecheck.contest_results`).
+    expectation_problems: tuple[str, ...] = ()
     wire_faults: Mapping[str, int] = attrs.field(factory=dict)  # fault events per "kind Method", every lane
     wire_seed: str | None = None  # the fault mix's seed (None: no mix)
 
@@ -588,6 +591,7 @@ def _run_contest(db: Any, contest: Contest, plugin: SystemPlugin, implementation
     problems += call_problems((*records, *followers), plugin)
     problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
     problems += plugin.contest_problems(initial, before, after, contest)
+    expectations = plugin.contest_expectations(initial, before, after, contest)
     if lanes is not None:
         problems += lanes.rejection_problems()
     return ContestRun(
@@ -604,6 +608,7 @@ def _run_contest(db: Any, contest: Contest, plugin: SystemPlugin, implementation
         total_seconds=time.perf_counter() - started,
         problems=tuple(problems),
         followers=tuple(followers),
+        expectation_problems=tuple(expectations),
         wire_faults=dict(sorted(lanes.kinds().items())) if lanes is not None else {},
         wire_seed=lanes.mix.seed if lanes is not None and lanes.mix is not None else None,
     )

@@ -37,7 +37,7 @@ from fencecheck.contest import (
     run_contest,
 )
 from fencecheck.contest_simulation import setup_state
-from fencecheck.definite import contention_problem, degree_judged, excused_calls
+from fencecheck.definite import contention_problem, degree_judged, excused_calls, undecided_problem
 from fencecheck.errors import CounterexampleError
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
@@ -105,6 +105,9 @@ class ScenarioResult:
     judged_width: int | None = None
     judged_verdict: str | None = None
     judged_problems: tuple[str, ...] = ()
+    # The scenario's promise and the contest's expectations the run did not meet while some caller went
+    # unanswered: the definite answers do not imply them, so they are contention, not contract findings.
+    undecided: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -124,6 +127,7 @@ class ScenarioResult:
         out["problems"] = list(self.problems)
         out["promise_problems"] = list(self.promise_problems)
         out["judged_problems"] = list(self.judged_problems)
+        out["undecided"] = list(self.undecided)
         out["format"] = RESULT_FORMAT
         return out
 
@@ -151,6 +155,13 @@ def contest_result(
                                     answered=lambda ids: definite + excused_records(ids), callers=len(records),
                                     budget=DEFAULT_BUDGET)
     excused = excused_records(unavailable_ids)
+    expected = (*run.expectation_problems, *promise_problems)
+    # A promise or expectation is implied only by answers: with a caller unanswered (it may or may not have
+    # applied) and the checker finding the stored documents explained, missing it accuses nobody.
+    unanswered = (any(not r.definite and not (r.calls and r.calls[-1].call_id in unavailable_ids) for r in records)
+                  or any(not r.definite for r in run.followers))
+    undecided = tuple(expected) if unanswered and run.verdict.status != "illegal" else ()
+    share = contention_problem(definite + excused, len(records))
     return ScenarioResult(
         scenario=run.name,
         repeat=repeat,
@@ -171,16 +182,16 @@ def contest_result(
         verdict=run.verdict.status,
         checker_ms=round(run.checker_seconds * 1000, 3),
         checker_steps=run.verdict.steps,
-        problems=(*run.problems, *problems),
-        promise_problems=tuple(promise_problems),
+        problems=(*run.problems, *problems, *(() if undecided else run.expectation_problems)),
+        promise_problems=() if undecided else tuple(promise_problems),
         explanation=None if run.verdict.ok else run.verdict.explain(),
         counterexample=counterexample,
         project_id=project_id,
         key_hash=None,
         lock_timeouts=lock_timeouts,
         contract_unavailable_callers=excused,
-        contention=_with_callers(contention_problem(definite + excused, len(records)), records, run.history,
-                                 lock_timeouts),
+        contention=_with_callers(share or undecided_problem(undecided), records, run.history, lock_timeouts),
+        undecided=undecided,
     )
 
 

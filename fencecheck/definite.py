@@ -58,6 +58,16 @@ def contention_problem(definite: int, callers: int, percent: int = RUN_SHARE_PER
     )
 
 
+def undecided_problem(undecided: Iterable[str]) -> str | None:
+    """None when nothing is undecided, else the contention message for expectations a run did not meet while
+    some caller went unanswered (its answers do not imply them: the unanswered call may not have applied)."""
+    found = list(undecided)
+    if not found:
+        return None
+    return (f"contention: {len(found)} expectation(s) not met, which the definite answers do not imply (a "
+            f"caller went unanswered): {'; '.join(found)}; this is not a contract verdict")
+
+
 def degree_judged(width: int, judged_width: int | None, judged_verdict: str | None,
                   judged_problems: Iterable[str] = ()) -> str:
     """How a contended run that was raced again at lower degrees reads: "contended at 24, judged at 8: ok",
@@ -179,6 +189,7 @@ __all__ = [
     "contention_problem",
     "contract_unavailable",
     "degree_judged",
+    "undecided_problem",
     "excused_calls",
     "explained_unavailable",
     "scenario_contention",

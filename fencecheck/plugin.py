@@ -170,6 +170,13 @@ class SystemPlugin:
     contest_problems: Callable[[Any, Mapping[str, Any], Mapping[str, Any], Any], list[str]] = (
         lambda _state, _before, _after, _contest: []
     )
+    # The same arguments -> what the contest expects of the stored documents only if the calls' answers imply
+    # it (the journal's terminal events from `Contest.facts`: a race whose every caller went unanswered may
+    # have stored none). A run that misses one while some caller went unanswered is contention, never a
+    # contract finding (`fencecheck.contest_results`); with every caller answered it is a contract finding.
+    contest_expectations: Callable[[Any, Mapping[str, Any], Mapping[str, Any], Any], list[str]] = (
+        lambda _state, _before, _after, _contest: []
+    )
 
     def owns_spec(self, spec: str) -> bool:
         return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)

@@ -24,7 +24,7 @@ from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, co
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
 from fencecheck.plugins.journal_store import key_of, write_key
-from fencecheck.plugins.journal_structure import contest_problems
+from fencecheck.plugins.journal_structure import contest_expectations, contest_problems
 from fencecheck.systems import import_module
 from model.journal import (
     MAX_REVISION,
@@ -341,4 +341,5 @@ JOURNAL = SystemPlugin(
     hoisted=hoisted,
     counterexample_system=counterexample_system,
     contest_problems=contest_problems,
+    contest_expectations=contest_expectations,  # the contest's terminal events, only as the answers imply
 )

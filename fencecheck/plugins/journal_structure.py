@@ -5,7 +5,8 @@ one lifecycle document under the root and nothing else there; audits contiguous 
 revision, each event starting where the previous one ended, fences stepping only on a takeover, each a later
 commit than the one before; root and revision-1 audit written by one commit, and so are the lifecycle and its
 audit partner; at most one terminal event, the last, and exactly as many as the contest expects
-(`Contest.facts["terminalEvents"]`, absent: not counted); nothing that existed before the race deleted, or
+(`Contest.facts["terminalEvents"]`, absent: not counted; fewer than that is `contest_expectations`, a
+finding only where the answers imply the terminal commit); nothing that existed before the race deleted, or
 rewritten unless its content changed (only the lifecycle may change); a record that was not valid before the
 race not changed at all.
 
@@ -32,7 +33,7 @@ _EVENT_STATES = {
     "command_failed_final": ("leased", "failed_final"),
 }
 
-__all__ = ["contest_problems", "project_problems", "structural_problems"]
+__all__ = ["contest_expectations", "contest_problems", "project_problems", "structural_problems"]
 
 
 def contest_problems(
@@ -40,20 +41,50 @@ def contest_problems(
 ) -> list[str]:
     """`structural_problems` for every command key the contest calls, from the whole project read back after
     the setup (`before`) and at the end (`after`)."""
-    keys = sorted({racer.op.command.key_hash for racer in contest.callers})
-    expected = contest.facts.get("terminalEvents")
     problems = []
-    for h in keys:
+    expected = _expected_terminal_events(contest)
+    for h in _keys(contest):
         record = initial_state.get(h)
+        stored = _terminal_events(after, h)
+        if expected is not None and stored > expected:  # no answer can explain a terminal event nobody asked for
+            problems.append(f"{h[:8]}: {stored} terminal events stored, at most {expected} expected")
         problems += structural_problems(
             h,
             _key_documents(before, h),
             _key_documents(after, h),
             nested_paths=[path for path in after if path.startswith(root_path(h) + "/")],
             corrupt=record is not None and record.corrupt,
-            terminal_events=expected if isinstance(expected, int) else None,
         )
     return problems
+
+
+def contest_expectations(
+    _initial_state: JournalState, _before: Mapping[str, Stored], after: Mapping[str, Stored], contest: Any
+) -> list[str]:
+    """Fewer terminal events than the contest expects (`Contest.facts["terminalEvents"]`) per command key it
+    calls: only the answers can imply that a terminal commit happened (a race nobody answered may have
+    committed nothing). More than expected is a structural problem whatever the answers (`contest_problems`)."""
+    expected = _expected_terminal_events(contest)
+    problems = []
+    for h in _keys(contest) if expected is not None else ():
+        stored = _terminal_events(after, h)
+        if stored < expected:
+            problems.append(f"{h[:8]}: {stored} terminal events stored, {expected} expected")
+    return problems
+
+
+def _keys(contest: Any) -> list[str]:
+    return sorted({racer.op.command.key_hash for racer in contest.callers})
+
+
+def _expected_terminal_events(contest: Any) -> int | None:
+    expected = contest.facts.get("terminalEvents")
+    return expected if isinstance(expected, int) and not isinstance(expected, bool) else None
+
+
+def _terminal_events(stored: Mapping[str, Stored], key_hash: str) -> int:
+    return sum(1 for path, item in _key_documents(stored, key_hash).items()
+               if _audit_revision(path, key_hash) is not None and item.data.get("eventType") in TERMINAL_EVENTS)
 
 
 def _key_documents(stored: Mapping[str, Stored], key_hash: str) -> dict[str, Stored]:

@@ -346,6 +346,7 @@ def _race(data: Any, notes: list[str], name: str) -> RaceScenario:
         judged_width=data.get("judged_width"),
         judged_verdict=data.get("judged_verdict"),
         judged_problems=tuple(data.get("judged_problems", ())),
+        undecided=tuple(data.get("undecided", ())),
         whole_call_retries=data["whole_call_retries"],
         attempts=data["attempts"],
         aborts=data["aborts"],

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from fencecheck.definite import contention_problem, degree_judged, scenario_contention
+from fencecheck.definite import contention_problem, degree_judged, scenario_contention, undecided_problem
 from fencecheck.failures import Failure
 
 from .codec import decode, encode
@@ -244,6 +244,7 @@ class RaceScenario:
     judged_width: int | None = None
     judged_verdict: str | None = None
     judged_problems: tuple[str, ...] = ()
+    undecided: tuple[str, ...] = ()  # expectations missed while a caller went unanswered: contention
 
     _json_derived: ClassVar = ("run_id", "passed", "failing_call", "contention", "degree")
 
@@ -260,7 +261,8 @@ class RaceScenario:
     @property
     def contention(self) -> str | None:
         """Why too few racing callers got a definite answer for the verdict to count (fencecheck.definite)."""
-        return contention_problem(self.definite_callers + self.contract_unavailable_callers, self.width)
+        return (contention_problem(self.definite_callers + self.contract_unavailable_callers, self.width)
+                or undecided_problem(self.undecided))
 
     @property
     def degree(self) -> str | None:

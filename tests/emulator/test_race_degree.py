@@ -24,10 +24,11 @@ SCENARIO = BY_NAME["distinct_holder_first_acquire"]
 def _answering_only(holders: set[str]) -> Any:
     """The reference, except that an acquire by any holder not in `holders` is unavailable and writes nothing."""
 
-    def acquire(*, lease_id: str, **kwargs: Any) -> Any:
+    def acquire(*, lease_id: str, clock: Any, **kwargs: Any) -> Any:
         if lease_id not in holders:
+            clock()  # once, as every call must
             raise CommandJournalError("journal_unavailable")
-        return reference.acquire_commerce_command_lease(lease_id=lease_id, **kwargs)
+        return reference.acquire_commerce_command_lease(lease_id=lease_id, clock=clock, **kwargs)
 
     return attrs.evolve(REFERENCE, acquire=acquire, module=None)
 
@@ -53,3 +54,23 @@ def test_a_race_judged_at_no_degree_says_so(emulator, project_id, firestore_db) 
                                    emulator=emulator, project_id=project_id)
     assert result.definite_callers == 0 and not result.passed
     assert result.judged_width is None and result.degree == "contended at 24, judged at no lower degree"
+
+
+def test_a_race_nobody_answered_is_contention_and_accuses_nobody(emulator, project_id, firestore_db) -> None:
+    """complete_versus_fail with every complete and fail unavailable, nothing written: the contract allows it,
+    so the expected terminal event and the seed's promise ("the lifecycle is terminal") are undecided, not
+    broken (issue 22, point 2)."""
+    scenario = BY_NAME["complete_versus_fail"]
+
+    def unavailable(*, clock: Any, **_kwargs: Any) -> Any:
+        clock()  # once, as every call must
+        raise CommandJournalError("journal_unavailable")
+
+    silent_terminals = attrs.evolve(REFERENCE, complete=unavailable, fail=unavailable, module=None)
+    result, _run = execute_contest(firestore_db, scenario.contest(Ids(13)), plugin=JOURNAL,
+                                   implementation=silent_terminals, promise=scenario.promise)
+    assert result.verdict == "ok" and result.definite_callers == 0
+    assert result.problems == () and result.promise_problems == (), (result.problems, result.promise_problems)
+    assert any("terminal events stored, 1 expected" in found for found in result.undecided), result.undecided
+    assert any("the lifecycle is not terminal" in found for found in result.undecided), result.undecided
+    assert result.contention is not None and not result.passed

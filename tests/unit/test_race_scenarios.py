@@ -289,8 +289,15 @@ def test_the_journal_plugin_checks_a_contest_s_stored_documents_from_the_whole_p
     contest = run.contest
     assert contest.facts == {"terminalEvents": 1}
     assert JOURNAL.contest_problems(run.initial_state, before, after, contest) == []
-    assert f"{h[:8]}: 1 terminal events stored, 2 expected" in JOURNAL.contest_problems(
-        run.initial_state, before, after, attrs.evolve(contest, facts={"terminalEvents": 2}))
+    # fewer than expected is an expectation the answers must imply (contest_expectations), more is structural
+    assert JOURNAL.contest_expectations(run.initial_state, before, after, contest) == []
+    assert JOURNAL.contest_expectations(run.initial_state, before, after,
+                                        attrs.evolve(contest, facts={"terminalEvents": 2})) == [
+        f"{h[:8]}: 1 terminal events stored, 2 expected"]
+    assert JOURNAL.contest_problems(run.initial_state, before, after,
+                                    attrs.evolve(contest, facts={"terminalEvents": 2})) == []
+    assert f"{h[:8]}: 1 terminal events stored, at most 0 expected" in JOURNAL.contest_problems(
+        run.initial_state, before, after, attrs.evolve(contest, facts={"terminalEvents": 0}))
     assert JOURNAL.contest_problems(run.initial_state, before, after, attrs.evolve(contest, facts={})) == []
     moved = {**after, root_path(h): Stored(after[root_path(h)].data, (999, 0))}
     assert any("rewritten with the same content" in p
