@@ -6,9 +6,11 @@ reading, and optional `followers`, called one at a time after the race (what a c
 again once the race is over: a race alone may never produce that order). `run_contest` executes it on a
 project nobody else writes to:
 
-1. setup: every operation goes through `fencecheck.lockstep.Lockstep` (model and implementation in lockstep,
-   answers and stored documents compared), then the whole project is read back once more. The lockstep's
-   model state is the checker's initial state, so a contest never starts from an unverified state.
+1. setup: every operation goes through `fencecheck.lockstep.Lockstep` (model and the plug-in's reference in
+   lockstep, answers and stored documents compared), then the whole project is read back once more. The
+   lockstep's model state is the checker's initial state, so a contest never starts from an unverified state.
+   The setup is the reference's whatever implementation races: the contract lets any call answer
+   unavailable, so an implementation's setup answer could only accuse it of what the race never showed.
 2. race: every racer is released at once (`release_together`); each makes its call through
    `plugin.invoke` with a clock that reads the op's own clock reading, and a fresh attempt log. A racer whose
    answer is indefinite (the system's unavailable code, any exception that is not the system's error, no
@@ -550,7 +552,10 @@ def run_contest(
     under this fault mix (the setup and the read-backs never do). The lanes live as long as the run."""
     implementation = plugin.reference if implementation is None else implementation
     started = time.perf_counter()
-    initial, before = _setup(db, contest, plugin=plugin, implementation=implementation)
+    # The setup is the reference's: the race judges the implementation, and an implementation that answers
+    # unavailable (which the contract allows at any time) must not be accused by a setup step it was never
+    # raced on; the lockstep machines judge its sequential answers.
+    initial, before = _setup(db, contest, plugin=plugin, implementation=plugin.reference)
     if not needs_lanes(plugin, contest.callers, wire_mix):
         return _run_contest(db, contest, plugin, implementation, initial, before, started, max_retries, budget,
                             new_log, join_timeout, None)
