@@ -22,7 +22,7 @@ from fencecheck.definite import (
     scenario_contention,
     share_holds,
 )
-from fencecheck.history import History, Indefinite, Planned, simulate
+from fencecheck.history import History, Indefinite, Planned, WireFault, simulate
 from fencecheck.linearizability import check
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
@@ -117,8 +117,8 @@ def test_a_call_the_wire_faulted_is_not_contention() -> None:
     indefinite answers are the faults', so the run is not failed for contention; without the faults it is."""
     run = _all_unavailable(_simulated(BY_NAME[READ_ONLY[0]].plan(Ids(44))))
     last = {r.calls[-1].call_id for r in run.racers if r.calls}
-    calls = tuple(attrs.evolve(c, wire_faults=("fail-response Commit",)) if c.id in last else c
-                  for c in run.history.calls)
+    lost = (WireFault("fail-response", "Commit", True, False),)
+    calls = tuple(attrs.evolve(c, wire_faults=lost) if c.id in last else c for c in run.history.calls)
     faulted = attrs.evolve(run, history=History(calls, run.history.final_documents, run.history.system))
     assert contest_result(run).contention is not None
     result = contest_result(faulted)
