@@ -15,10 +15,14 @@ the model's own wherever the checker's linearization could have placed them; the
 ones. Where that fails only because a racing write could come before or after the call, `explained_unavailable`
 asks the checker for one order that explains the unavailable answers with every definite one (used only when
 the share would otherwise fail: it costs a check). Both need the model, never the implementation's word, so an
-implementation that answers unavailable to everything is not excused. Nor is a call the wire fault proxy
-faulted contention (`wire_faulted`: its `Call.wire_faults` name what the proxy did to it): under the fault
-mix a caller's every attempt may meet a fault of its own (a lost read, then a lost commit answer), and its
-indefinite answer is the fault's, by design.
+implementation that answers unavailable to everything is not excused. Nor is a call whose answer the wire
+fault proxy may have lost contention (`wire_faulted`: one of its `Call.wire_faults` reached the emulator and
+lost or cut the answer, `WireFault.lost_answer`): under the fault mix a caller's every attempt may meet a
+fault of its own (a lost read, then a lost commit answer), and its indefinite answer is the fault's, by
+design. A fault that loses no answer excuses nothing: a delayed call, or one refused before the emulator
+(a rejected BeginTransaction, which the client retries), still learns the true outcome, so its unavailable
+answer is the implementation's or the emulator's. Nor does a fault that an older history file names by its
+label alone: what it did is unknown there, and the share does not assume the excuse.
 
 Integer arithmetic only (`definite * 100 >= percent * callers`): 899 of 1000 fails 90 %, 900 of 1000 passes.
 """
@@ -168,9 +172,9 @@ def explained_unavailable(history: Any, verdict: Any, initial_state: Any, *, exc
 def excused_calls(history: Any, verdict: Any, initial_state: Any, *, answered: Callable[[frozenset[int]], int],
                   callers: int, budget: int) -> frozenset[int]:
     """Ids of the indefinite calls that count with the definite ones: the model's own unavailable answers
-    (`contract_unavailable`), the wire's faults (`wire_faulted`) and, only where the run's share would fail
-    without them (it costs a check), those `explained_unavailable` finds. `answered(ids)` counts the callers
-    answered when `ids` are excused, as the runner counts its callers (their retries inside)."""
+    (`contract_unavailable`), the calls whose answer a wire fault lost (`wire_faulted`) and, only where the
+    run's share would fail without them (it costs a check), those `explained_unavailable` finds. `answered(ids)`
+    counts the callers answered when `ids` are excused, as the runner counts its callers (their retries inside)."""
     excused = contract_unavailable(verdict, initial_state) | wire_faulted(history)
     if share_holds(answered(excused), callers, RUN_SHARE_PERCENT):
         return excused
@@ -178,9 +182,11 @@ def excused_calls(history: Any, verdict: Any, initial_state: Any, *, answered: C
 
 
 def wire_faulted(history: Any) -> frozenset[int]:
-    """Ids of the calls of `history` (a `fencecheck.history.History`) that the wire proxy faulted: excused from
-    the definite share like the contract's own unavailable answers."""
-    return frozenset(call.id for call in history.calls if call.wire_faults)
+    """Ids of the calls of `history` (a `fencecheck.history.History`) whose answer a wire fault may have lost
+    (`Call.lost_answer_to_wire`: a fail-response, drop-response or cut-stream of a forwarded request): excused
+    from the definite share like the contract's own unavailable answers. A call only delayed or refused
+    before the emulator is not: it lost no answer."""
+    return frozenset(call.id for call in history.calls if call.lost_answer_to_wire)
 
 
 __all__ = [

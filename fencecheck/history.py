@@ -11,6 +11,10 @@ clock, only used to order calls in real time), and its outcome:
   transport error, or no answer at all. The call may or may
   not have taken effect, at any time after its invocation (a commit abandoned by the client can still land).
 
+A call may carry the wire proxy's faults that hit it (`WireFault`: kind, method, whether the request was
+forwarded to the emulator and whether the client still learned the true outcome), so an explanation names
+them and the definite share excuses only the calls whose answer a fault may have lost (`WireFault.lost_answer`).
+
 A `History` is the calls plus, optionally, the documents stored at the end, per partition (the journal's:
 per command key hash). It has a
 JSON form (`to_json` / `from_json`) so histories can be checked in as fixtures or saved as counterexamples.
@@ -82,11 +86,71 @@ def _check_ns(_instance: object, attribute: attrs.Attribute, value: object) -> N
         raise TypeError(f"{attribute.name} must be an int (monotonic nanoseconds) or None")
 
 
+def _is_word(value: object) -> bool:
+    # A label is "kind method" split at its one space: neither part may be empty or hold whitespace.
+    return isinstance(value, str) and bool(value) and value.split() == [value]
+
+
+def _check_word(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if not _is_word(value):
+        raise TypeError(f"a wire fault's {attribute.name} must be a non-empty string without whitespace, "
+                        f"got {value!r}")
+
+
+def _check_known_bool(_instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"a wire fault's {attribute.name} must be true, false or None (unknown), got {value!r}")
+
+
+@attrs.frozen
+class WireFault:
+    """One fault the wire proxy applied to a call, as the history keeps it: the wire layer converts its
+    `fencecheck.wire.faults.FaultEvent` (`fencecheck.wire.lanes.wire_fault`), so the history imports no wire.
+
+    `kind` and `method` as the proxy names them ("fail-response", "Commit"); `forwarded`: the request reached
+    the emulator; `definite`: the client still learns the true outcome (refused before the emulator, or merely
+    delayed). Both are None for a fault read from an older history file, which kept only its label."""
+
+    kind: str = attrs.field(validator=_check_word)
+    method: str = attrs.field(validator=_check_word)
+    forwarded: bool | None = attrs.field(validator=_check_known_bool)
+    definite: bool | None = attrs.field(validator=_check_known_bool)
+
+    def __attrs_post_init__(self) -> None:
+        if (self.forwarded is None) != (self.definite is None):
+            raise ValueError(f"{self.label}: forwarded and definite are both known or both unknown (an older "
+                             "file's label)")
+
+    @classmethod
+    def from_label(cls, label: str) -> WireFault:
+        """A fault an older file named by its label alone ("fail-response Commit"): what it did is unknown."""
+        kind, _space, method = label.partition(" ")
+        return cls(kind, method, None, None)
+
+    @property
+    def label(self) -> str:
+        """Kind and method, e.g. "fail-response Commit" (the proxy's `FaultEvent.label`)."""
+        return f"{self.kind} {self.method}"
+
+    @property
+    def known(self) -> bool:
+        """Whether the fault says what it did (false only for an older file's label)."""
+        return self.forwarded is not None
+
+    @property
+    def lost_answer(self) -> bool:
+        """The fault may have lost the answer of a call that reached the emulator (fail-response,
+        drop-response, cut-stream): the call may have applied without its caller learning how. A refused
+        (reject) or delayed call loses nothing. An older file's label alone does not say, so it is not taken
+        to have lost one: its call is not excused from the definite share (conservative)."""
+        return self.forwarded is True and self.definite is False
+
+
 @attrs.frozen
 class Call:
     """One journal call. `completed_at` is None for a call that never returned (then it is indefinite).
-    `wire_faults`: the wire proxy's faults that hit it (`FaultEvent.label`, e.g. "fail-response Commit"), so
-    an explanation says which calls were indefinite because of the wire."""
+    `wire_faults`: the wire proxy's faults that hit it (`WireFault`), so an explanation says which calls were
+    indefinite because of the wire and the definite share excuses those whose answer a fault lost."""
 
     id: int
     caller: str
@@ -94,7 +158,14 @@ class Call:
     invoked_at: int = attrs.field(validator=_check_ns)
     completed_at: int | None = attrs.field(validator=_check_ns)
     outcome: Outcome
-    wire_faults: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    wire_faults: tuple[WireFault, ...] = attrs.field(
+        default=(), converter=tuple, validator=attrs.validators.deep_iterable(attrs.validators.instance_of(WireFault))
+    )
+
+    @property
+    def lost_answer_to_wire(self) -> bool:
+        """Some wire fault of this call may have lost its answer (`WireFault.lost_answer`)."""
+        return any(fault.lost_answer for fault in self.wire_faults)
 
     def __attrs_post_init__(self) -> None:
         if self.invoked_at is None:
@@ -195,17 +266,52 @@ def _call_to_json(call: Call, op_json: Any) -> dict[str, Any]:
         "completedAt": call.completed_at,
         "op": op_json,
         "outcome": {"definite": outcome.observed} if outcome.definite else {"indefinite": outcome.reason},
-    } | ({"wireFaults": list(call.wire_faults)} if call.wire_faults else {})  # absent: older files stay identical
+    } | ({"wireFaults": [_wire_fault_to_json(f) for f in call.wire_faults]} if call.wire_faults else {})
+    # wireFaults absent when none: a history without faults reads as it always did
+
+
+WIRE_FAULT_KEYS = ("kind", "method", "forwarded", "definite")
+
+
+def _wire_fault_to_json(fault: WireFault) -> dict[str, Any] | str:
+    # An older file's label-only fault is written back as its label, so reading and writing it changes nothing.
+    if not fault.known:
+        return fault.label
+    return {"kind": fault.kind, "method": fault.method, "forwarded": fault.forwarded, "definite": fault.definite}
+
+
+def _wire_fault_from_json(data: object, where: str) -> WireFault:
+    """A wireFaults entry: an object with exactly `WIRE_FAULT_KEYS` (kind and method non-empty strings,
+    forwarded and definite true or false), or, from files written before the object form, the label
+    "kind Method" alone: then whether it lost an answer is unknown and it is not taken to have."""
+    if isinstance(data, str):
+        kind, space, method = data.partition(" ")
+        if not space or not _is_word(kind) or not _is_word(method):
+            raise ValueError(f'{where}: a wire fault label must be "<kind> <Method>", got {data!r}')
+        return WireFault.from_label(data)
+    if not isinstance(data, dict) or sorted(data) != sorted(WIRE_FAULT_KEYS):
+        raise ValueError(f"{where}: a wire fault must be a JSON object with exactly the keys {list(WIRE_FAULT_KEYS)} "
+                         f"(or an older file's \"<kind> <Method>\" label), got {data!r}")
+    for key in ("kind", "method"):
+        if not _is_word(data[key]):
+            raise ValueError(f"{where}: a wire fault's {key} must be a non-empty string without whitespace, got "
+                             f"{data[key]!r}")
+    for key in ("forwarded", "definite"):
+        if not isinstance(data[key], bool):  # exactly a JSON boolean: 1 and "true" are not
+            raise ValueError(f"{where}: a wire fault's {key} must be true or false, got {data[key]!r}")
+    return WireFault(data["kind"], data["method"], data["forwarded"], data["definite"])
 
 
 def _call_from_json(data: object, op: Any) -> Call:
     keys = ("id", "caller", "invokedAt", "completedAt", "op", "outcome")
     if not isinstance(data, dict) or sorted(set(data) - {"wireFaults"}) != sorted(keys):
         raise ValueError(f"a call must be a JSON object with exactly the keys {list(keys)} (and optionally wireFaults)")
-    wire_faults = data.get("wireFaults", [])
-    if not isinstance(wire_faults, list) or not all(isinstance(item, str) for item in wire_faults) or (
-            "wireFaults" in data and not wire_faults):
-        raise ValueError("wireFaults must be a non-empty list of strings (left out when there are none)")
+    raw_faults = data.get("wireFaults", [])
+    if not isinstance(raw_faults, list) or ("wireFaults" in data and not raw_faults):
+        raise ValueError(f"call {data.get('id')!r}: wireFaults must be a non-empty JSON array of wire faults (left "
+                         f"out when there are none), got {raw_faults!r}")
+    wire_faults = tuple(_wire_fault_from_json(item, f"call {data.get('id')!r} wireFaults[{index}]")
+                        for index, item in enumerate(raw_faults))
     raw = data["outcome"]
     if not isinstance(raw, dict) or len(raw) != 1:
         raise ValueError('outcome must be {"definite": answer} or {"indefinite": reason}')
@@ -226,7 +332,7 @@ def _call_from_json(data: object, op: Any) -> Call:
         data["invokedAt"],
         data["completedAt"],
         outcome,
-        tuple(wire_faults),
+        wire_faults,
     )
 
 
@@ -273,8 +379,8 @@ class Recorder:
         self._pending: dict[int, tuple[str, JournalOp, int]] = {}
 
     def call(self, caller: str, op: JournalOp, fn: Callable[[], T], *,
-             wire_faults: Callable[[], Sequence[str]] | None = None) -> T:
-        """`wire_faults()`, asked once the call has ended, names the wire proxy's faults that hit it
+             wire_faults: Callable[[], Sequence[WireFault]] | None = None) -> T:
+        """`wire_faults()`, asked once the call has ended, gives the wire proxy's faults that hit it
         (`fencecheck.wire.lanes.WireLanes.call`)."""
         with self._lock:
             call_id = self._next_id
@@ -298,7 +404,7 @@ class Recorder:
         return value
 
     def _finish(self, call_id: int, completed_at: int, outcome: Outcome,
-                wire_faults: Callable[[], Sequence[str]] | None = None) -> None:
+                wire_faults: Callable[[], Sequence[WireFault]] | None = None) -> None:
         faults = tuple(wire_faults()) if wire_faults is not None else ()
         with self._lock:
             caller, op, invoked_at = self._pending.pop(call_id)

@@ -160,7 +160,7 @@ def timeline(
         for call in own:
             span = f"[{_ms(call.invoked_at, origin):>{width}} .. {_ms(call.completed_at, origin):>{width}}]"
             where = f"#{positions[call.id]}" if call.id in positions else marks.get(call.id, "not placed")
-            wire = f" [wire: {', '.join(call.wire_faults)}]" if call.wire_faults else ""
+            wire = f" [wire: {', '.join(fault.label for fault in call.wire_faults)}]" if call.wire_faults else ""
             lines.append(
                 f"    {span} call {call.id} {describe_op(call.op, epoch=epoch)}"
                 f" -> {render_outcome(call, epoch)}{wire}  {where}"

@@ -30,6 +30,7 @@ import attrs
 
 from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
 from fencecheck.contest_results import ScenarioResult, execute_contest
+from fencecheck.definite import wire_faulted
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.wire.mix import FaultMix
 from model.lantern import (
@@ -264,13 +265,14 @@ def promise_lights_24_at_one_venue(run: ContestRun) -> list[str]:
     """All lit, count 24, and no retry round at all. These lights share no document but the venue, so any
     aborted attempt (the runner's only reason to retry) is venue contention: B1 keeps the venue out of the
     read set, so the reference commits each light in its first attempt (docs/lantern-contract.md, #3). Under a
-    fault mix a call the wire faulted (`Call.wire_faults`) is excused: its retry, and its attempts, are the
-    wire's doing, not the venue's."""
+    fault mix a call whose answer a wire fault may have lost (`fencecheck.definite.wire_faulted`) is excused:
+    its retry, and its attempts, are the wire's doing, not the venue's. A call only delayed, or refused before
+    the emulator (which the client retries below the transaction), lost nothing: it is held to the promise."""
     problems = [
         f"{record.racer.name}: answered {record.label}, expected lit" for record in run.racers if record.label != "lit"
     ]
     problems += _counter(run, "bar", WIDTH)
-    faulted = {call.id for call in run.history.calls if call.wire_faults}
+    faulted = wire_faulted(run.history)
     for record in run.racers:
         retries = sum(1 for call in record.calls[:-1] if call.call_id not in faulted)
         if retries:

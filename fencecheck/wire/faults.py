@@ -166,8 +166,8 @@ class FaultEvent:
 
     @property
     def label(self) -> str:
-        """How a history's call names this event (``Call.wire_faults``): kind and method, e.g.
-        "fail-response Commit"."""
+        """Kind and method, e.g. "fail-response Commit": how fault counts and the checker's timeline name this
+        event (a history's call keeps the whole event, ``fencecheck.history.WireFault``)."""
         return f"{self.kind.value} {self.method}"
 
 

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from fencecheck.history import WireFault
 from fencecheck.wire.faults import FaultEvent, FaultKind, FaultPlan, on
 from fencecheck.wire.lockstep import COMMIT_REJECTED
 from fencecheck.wire.mix import FaultMix
@@ -39,6 +40,12 @@ T = TypeVar("T")
 
 REJECTING_PLAN = FaultPlan((on("Commit", COMMIT_REJECTED, times=None),))
 _REJECTING_SUFFIX = "/commit-rejected"
+
+
+def wire_fault(event: FaultEvent) -> WireFault:
+    """A proxy's fault event as a history's call keeps it: converted here, in the wire layer, because the
+    history is the core's and imports nothing of the wire."""
+    return WireFault(event.kind.value, event.method, event.forwarded, event.definite)
 
 
 @attrs.define(eq=False)
@@ -104,11 +111,11 @@ class WireLanes:
 
     # --- calls ----------------------------------------------------------------------------------
     @staticmethod
-    def call(lane: Lane, fn: Callable[[Any], T]) -> tuple[Callable[[], T], Callable[[], tuple[str, ...]]]:
-        """`fn` bound to the lane's client, and what tells the fault events it met (their labels): for
-        `Recorder.call(..., wire_faults=...)`, which asks after the call has ended."""
+    def call(lane: Lane, fn: Callable[[Any], T]) -> tuple[Callable[[], T], Callable[[], tuple[WireFault, ...]]]:
+        """`fn` bound to the lane's client, and what tells the fault events it met (as the history's
+        `WireFault`, `wire_fault`): for `Recorder.call(..., wire_faults=...)`, which asks after the call has ended."""
         lane.take()  # events of an earlier call that ended late belong to nobody: start clean
-        return (lambda: fn(lane.db)), (lambda: tuple(event.label for event in lane.take()))
+        return (lambda: fn(lane.db)), (lambda: tuple(wire_fault(event) for event in lane.take()))
 
     # --- evidence -------------------------------------------------------------------------------
     def kinds(self) -> Counter[str]:

@@ -13,6 +13,7 @@ import attrs
 import pytest
 
 from fencecheck.contest import Ids, run_contest
+from fencecheck.history import WireFault
 from fencecheck.parallel import BranchCall, ParallelProgram, run_once
 from fencecheck.parallel.execute import OK
 from fencecheck.plugins.journal import JOURNAL
@@ -57,7 +58,9 @@ def _assert_rejected_on_the_wire(history, failing_callers) -> None:
         first = min(c.id for c in history.calls if c.caller == call.caller)
         if call.caller in failing_callers and call.id == first:
             assert call.op.commit_fails, call
-            assert call.wire_faults and set(call.wire_faults) == {"reject Commit"}, call
+            # the whole event: refused before the emulator, so the call lost no answer (and is not excused)
+            assert call.wire_faults and set(call.wire_faults) == {WireFault("reject", "Commit", False, True)}, call
+            assert not call.lost_answer_to_wire, call
         else:
             assert call.wire_faults == (), call  # the other racers' calls never met the rejecting proxy
 

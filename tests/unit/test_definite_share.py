@@ -21,8 +21,9 @@ from fencecheck.definite import (
     explained_unavailable,
     scenario_contention,
     share_holds,
+    wire_faulted,
 )
-from fencecheck.history import History, Indefinite, Planned, simulate
+from fencecheck.history import History, Indefinite, Planned, WireFault, simulate
 from fencecheck.linearizability import check
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
@@ -112,17 +113,55 @@ def test_a_journal_race_whose_callers_are_all_unavailable_fails_for_contention(n
     assert result.to_json()["contention"] == result.contention
 
 
-def test_a_call_the_wire_faulted_is_not_contention() -> None:
-    """The same all-unavailable race, but the wire proxy faulted each racer's last attempt (the fault mix): the
-    indefinite answers are the faults', so the run is not failed for contention; without the faults it is."""
-    run = _all_unavailable(_simulated(BY_NAME[READ_ONLY[0]].plan(Ids(44))))
+LOST_COMMIT = WireFault("fail-response", "Commit", forwarded=True, definite=False)
+DELAYED_COMMIT = WireFault("delay", "Commit", forwarded=True, definite=True)
+REFUSED_BEGIN = WireFault("reject", "BeginTransaction", forwarded=False, definite=True)
+
+
+def _faulting_last_attempts(run: ContestRun, faults: tuple[WireFault, ...]) -> ContestRun:
+    """The run with `faults` on each racer's last attempt, as the fault mix would leave them."""
     last = {r.calls[-1].call_id for r in run.racers if r.calls}
-    calls = tuple(attrs.evolve(c, wire_faults=("fail-response Commit",)) if c.id in last else c
-                  for c in run.history.calls)
-    faulted = attrs.evolve(run, history=History(calls, run.history.final_documents, run.history.system))
+    calls = tuple(attrs.evolve(c, wire_faults=faults) if c.id in last else c for c in run.history.calls)
+    return attrs.evolve(run, history=History(calls, run.history.final_documents, run.history.system))
+
+
+def test_a_call_whose_answer_the_wire_lost_is_not_contention() -> None:
+    """The same all-unavailable race, but the wire proxy lost each racer's last commit answer (the fault mix):
+    the indefinite answers are the faults', so the run is not failed for contention; without the faults it is."""
+    run = _all_unavailable(_simulated(BY_NAME[READ_ONLY[0]].plan(Ids(44))))
+    faulted = _faulting_last_attempts(run, (LOST_COMMIT,))
     assert contest_result(run).contention is not None
     result = contest_result(faulted)
     assert result.contention is None and result.contract_unavailable_callers == run.contest.width
+    assert wire_faulted(faulted.history) == {r.calls[-1].call_id for r in run.racers}
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [(DELAYED_COMMIT,), (REFUSED_BEGIN,), (REFUSED_BEGIN, DELAYED_COMMIT)],
+    ids=["delay Commit", "reject BeginTransaction", "both"],
+)
+def test_a_call_the_wire_only_delayed_or_refused_is_still_contention(faults: tuple[WireFault, ...]) -> None:
+    """Every racer answered unavailable and its last attempt met only faults that lose no answer: a delayed
+    commit's answer came back, a refused BeginTransaction never reached the emulator (the client retries it).
+    The unavailable answers are not the wire's, so the run fails for contention with 0 of its callers."""
+    run = _faulting_last_attempts(_all_unavailable(_simulated(BY_NAME[READ_ONLY[0]].plan(Ids(44)))), faults)
+    faulted = [call for call in run.history.calls if call.wire_faults]
+    assert len(faulted) == run.contest.width and all(call.wire_faults == faults for call in faulted)
+    assert wire_faulted(run.history) == frozenset()
+    result = contest_result(run)
+    assert result.contract_unavailable_callers == 0
+    assert result.contention is not None and result.contention.startswith(f"contention: only 0 of {run.contest.width}")
+    assert not result.passed
+
+
+def test_an_older_file_s_label_only_fault_is_not_taken_to_have_lost_an_answer() -> None:
+    """A label alone ("fail-response Commit", what files held before the whole events) does not say whether
+    the call reached the emulator: its call is not excused (conservative), unlike the same fault known."""
+    run = _all_unavailable(_simulated(BY_NAME[READ_ONLY[0]].plan(Ids(44))))
+    labelled = _faulting_last_attempts(run, (WireFault.from_label("fail-response Commit"),))
+    assert wire_faulted(labelled.history) == frozenset()
+    assert contest_result(labelled).contention is not None
 
 
 def test_a_journal_race_with_every_answer_passes() -> None:

@@ -19,6 +19,7 @@ from fencecheck.history import (
     Indefinite,
     Planned,
     Recorder,
+    WireFault,
     classifier,
     simulate,
 )
@@ -257,24 +258,127 @@ def test_history_json_is_strict(mutate):
         History.from_json(data)
 
 
-def test_wire_faults_round_trip_and_are_absent_when_none():
+LOST_COMMIT = WireFault("fail-response", "Commit", True, False)
+REFUSED_BEGIN = WireFault("reject", "BeginTransaction", False, True)
+LOST_COMMIT_JSON = {"kind": "fail-response", "method": "Commit", "forwarded": True, "definite": False}
+
+
+def _with_wire_faults(history: History, call_index: int, faults) -> History:
+    hit = attrs.evolve(history.calls[call_index], wire_faults=faults)
+    return attrs.evolve(history, calls=(*history.calls[:call_index], hit, *history.calls[call_index + 1:]))
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({**LOST_COMMIT_JSON, "forwarded": 1}, "wireFaults[0]: a wire fault's forwarded must be true or false, got 1"),
+        ({**LOST_COMMIT_JSON, "definite": "false"},
+         "wireFaults[0]: a wire fault's definite must be true or false, got 'false'"),
+        ({**LOST_COMMIT_JSON, "definite": None}, "a wire fault's definite must be true or false, got None"),
+        ({**LOST_COMMIT_JSON, "kind": ""}, "a wire fault's kind must be a non-empty string without whitespace"),
+        ({**LOST_COMMIT_JSON, "method": "Begin Transaction"},
+         "a wire fault's method must be a non-empty string without whitespace, got 'Begin Transaction'"),
+        ({**LOST_COMMIT_JSON, "kind": 3}, "a wire fault's kind must be a non-empty string without whitespace, got 3"),
+        ({k: v for k, v in LOST_COMMIT_JSON.items() if k != "definite"},
+         "a wire fault must be a JSON object with exactly the keys ['kind', 'method', 'forwarded', 'definite']"),
+        ({**LOST_COMMIT_JSON, "seq": 4}, "with exactly the keys ['kind', 'method', 'forwarded', 'definite']"),
+        (["fail-response", "Commit"], "with exactly the keys ['kind', 'method', 'forwarded', 'definite']"),
+        ("fail-response", 'a wire fault label must be "<kind> <Method>", got \'fail-response\''),
+        ("fail-response  Commit", 'a wire fault label must be "<kind> <Method>"'),
+    ],
+)
+def test_a_wire_fault_entry_is_read_strictly_and_says_what_was_expected(entry, message):
+    data = _sample_history().to_json()
+    data["calls"][1]["wireFaults"] = [entry]
+    with pytest.raises(ValueError) as raised:
+        History.from_json(data)
+    assert message in str(raised.value)
+    assert str(raised.value).startswith("call 1 wireFaults[0]: ")  # names the call and the entry
+
+
+def test_wire_faults_round_trip_as_whole_events_and_are_absent_when_none():
     history = _sample_history()
-    assert all("wireFaults" not in call for call in history.to_json()["calls"])  # older files stay identical
-    hit = attrs.evolve(history.calls[1], wire_faults=["fail-response Commit", "reject Commit"])
-    faulted = attrs.evolve(history, calls=(history.calls[0], hit, *history.calls[2:]))
+    assert all("wireFaults" not in call for call in history.to_json()["calls"])  # a history without faults as before
+    faulted = _with_wire_faults(history, 1, [LOST_COMMIT, REFUSED_BEGIN])
     data = json.loads(json.dumps(faulted.to_json()))
-    assert data["calls"][1]["wireFaults"] == ["fail-response Commit", "reject Commit"]
+    assert data["calls"][1]["wireFaults"] == [
+        LOST_COMMIT_JSON,
+        {"kind": "reject", "method": "BeginTransaction", "forwarded": False, "definite": True},
+    ]
     assert "wireFaults" not in data["calls"][0]
     again = History.from_json(data)
-    assert again == faulted and again.calls[1].wire_faults == ("fail-response Commit", "reject Commit")
+    assert again == faulted and again.calls[1].wire_faults == (LOST_COMMIT, REFUSED_BEGIN)
+    assert type(again.calls[1].wire_faults) is tuple and type(again.calls[1].wire_faults[0].forwarded) is bool
     assert again != history
+
+
+def test_an_older_file_s_label_only_wire_faults_are_read_as_unknown_and_written_back_unchanged():
+    """Files written before the whole events named each fault by its label alone: read, it says neither whether
+    the request was forwarded nor whether its answer was lost, so it is not taken to have lost one (the definite
+    share does not excuse its call); written again, it stays the label, so the file does not change."""
+    data = _sample_history().to_json()
+    data["calls"][1]["wireFaults"] = ["fail-response Commit", LOST_COMMIT_JSON]
+    history = History.from_json(json.loads(json.dumps(data)))
+    old, new = history.calls[1].wire_faults
+    assert old == WireFault("fail-response", "Commit", None, None)
+    assert (old.label, old.known, old.lost_answer) == ("fail-response Commit", False, False)
+    assert (new.label, new.known, new.lost_answer) == ("fail-response Commit", True, True)
+    assert history.to_json()["calls"][1]["wireFaults"] == ["fail-response Commit", LOST_COMMIT_JSON]
+    only_old = _with_wire_faults(history, 1, [old])
+    assert only_old.calls[1].lost_answer_to_wire is False and history.calls[1].lost_answer_to_wire is True
+
+
+@pytest.mark.parametrize(
+    ("fault", "lost"),
+    [
+        (WireFault("fail-response", "Commit", True, False), True),
+        (WireFault("drop-response", "Commit", True, False), True),
+        (WireFault("cut-stream", "BatchGetDocuments", True, False), True),
+        (WireFault("delay", "Commit", True, True), False),  # forwarded, but its answer came back
+        (WireFault("reject", "BeginTransaction", False, True), False),  # never reached the emulator
+        (WireFault("fail-response", "Commit", None, None), False),  # an older file's label: unknown
+    ],
+)
+def test_only_a_forwarded_fault_that_lost_the_answer_lost_one(fault, lost):
+    assert fault.lost_answer is lost
+
+
+def test_a_wire_fault_refuses_what_is_not_a_fault():
+    with pytest.raises(TypeError, match="forwarded must be true, false or None"):
+        WireFault("reject", "Commit", 0, True)
+    with pytest.raises(TypeError, match="method must be a non-empty string without whitespace"):
+        WireFault("reject", "", False, True)
+    with pytest.raises(ValueError, match="forwarded and definite are both known or both unknown"):
+        WireFault("reject", "Commit", False, None)
+    with pytest.raises(TypeError, match="must be <class 'fencecheck.history.WireFault'>"):
+        attrs.evolve(_sample_history().calls[1], wire_faults=("fail-response Commit",))  # a label is not an event
+
+
+def test_the_recorder_keeps_the_wire_faults_it_is_told_after_the_call():
+    recorder = Recorder(clock=_ticks(), classify=CLASSIFY, system="journal")
+    told = []
+
+    def faults():
+        told.append("asked")
+        return [LOST_COMMIT]
+
+    def lost():
+        assert told == []  # asked only once the call has ended
+        raise CommandJournalError("journal_unavailable")
+
+    with pytest.raises(CommandJournalError):
+        recorder.call("w1", Acquire(REF, LEASE, T0), lost, wire_faults=faults)
+    recorder.call("w2", Acquire(REF, LEASE, T0), lambda: {"outcome": "raw dict"})
+    first, second = recorder.calls()
+    assert (first.wire_faults, second.wire_faults, told) == ((LOST_COMMIT,), (), ["asked"])
+    assert first.outcome == Indefinite("journal_unavailable") and first.lost_answer_to_wire is True
 
 
 def test_timeline_names_the_wire_faults_of_a_call():
     from fencecheck.linearizability_explain import timeline
 
     calls = _sample_history().calls
-    hit = attrs.evolve(calls[1], wire_faults=("fail-response Commit",))
+    hit = attrs.evolve(calls[1], wire_faults=(LOST_COMMIT,))
     text = timeline((calls[0], hit), positions={0: 1}, marks={}, epoch=T0, describe_op=JOURNAL.describe_op)
     lines = text.splitlines()
     assert "indefinite (journal_unavailable) [wire: fail-response Commit]" in lines[-1]

@@ -45,7 +45,7 @@ from fencecheck.contest_results import (
     save_result,
 )
 from fencecheck.contest_simulation import setup_state, simulate_contest
-from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate
+from fencecheck.history import Call, Definite, History, Indefinite, Planned, WireFault, simulate
 from fencecheck.linearizability import DEFAULT_BUDGET
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
@@ -309,6 +309,45 @@ def test_an_aborted_light_breaks_the_hotspot_promise() -> None:
     contended = attrs.evolve(first, calls=(attrs.evolve(first.calls[0], transaction_attempts=3, aborts=2),))
     broken = attrs.evolve(run, racers=(contended, *run.racers[1:]))
     assert scenario.promise(broken) == [
+        "user-00: 3 transaction attempts, 2 aborted (venue contention: B1 promises one attempt and no abort)"
+    ]
+
+
+def _aborted_first_light_with_wire_faults(faults: tuple[WireFault, ...]) -> tuple[LanternScenario, Any]:
+    """24 lights where user-00's call took 3 attempts, 2 aborted, and its history call met `faults`."""
+    scenario = BY_NAME["lights_24_at_one_venue"]
+    run = simulate_contest(scenario.contest(), plugin=LANTERN)
+    first = run.racers[0]
+    contended = attrs.evolve(first, calls=(attrs.evolve(first.calls[0], transaction_attempts=3, aborts=2),))
+    hit = first.calls[0].call_id
+    calls = tuple(attrs.evolve(c, wire_faults=faults) if c.id == hit else c for c in run.history.calls)
+    history = History(calls, run.history.final_documents, run.history.system)
+    return scenario, attrs.evolve(run, racers=(contended, *run.racers[1:]), history=history)
+
+
+def test_a_light_whose_answer_the_wire_lost_is_excused_from_the_hotspot_promise() -> None:
+    """A lost read or commit answer makes the attempt (or the whole call) again: the wire's doing, not the venue's."""
+    for fault in (WireFault("fail-response", "Commit", True, False), WireFault("cut-stream", "BatchGetDocuments",
+                                                                               True, False)):
+        scenario, run = _aborted_first_light_with_wire_faults((fault,))
+        assert scenario.promise(run) == [], fault
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [
+        (WireFault("delay", "Commit", True, True),),
+        (WireFault("reject", "BeginTransaction", False, True),),
+        (WireFault("reject", "BeginTransaction", False, True), WireFault("delay", "Commit", True, True)),
+        (WireFault.from_label("fail-response Commit"),),  # an older file's label: not known to have lost one
+    ],
+    ids=["delay Commit", "reject BeginTransaction", "both", "label only"],
+)
+def test_a_light_the_wire_only_delayed_or_refused_is_held_to_the_hotspot_promise(faults) -> None:
+    """A delayed commit still answers and a refused BeginTransaction is retried by the client below the
+    transaction: neither explains aborted attempts, so they are the venue's contention B1 rules out."""
+    scenario, run = _aborted_first_light_with_wire_faults(faults)
+    assert scenario.promise(run) == [
         "user-00: 3 transaction attempts, 2 aborted (venue contention: B1 promises one attempt and no abort)"
     ]
 

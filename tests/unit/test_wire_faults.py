@@ -15,6 +15,7 @@ import pytest
 from google.cloud.firestore_v1.types import CommitRequest, RollbackRequest, Write
 
 from fencecheck.errors import UsageError
+from fencecheck.history import WireFault
 from fencecheck.wire import (
     EventLog,
     FaultKind,
@@ -26,6 +27,7 @@ from fencecheck.wire import (
     on,
     reject,
 )
+from fencecheck.wire.lanes import wire_fault
 from fencecheck.wire.methods import METHODS, Cardinality, cardinality, full_name, is_known, short_name
 from fencecheck.wire.protowire import length_delimited_fields, rollback_for_commit
 
@@ -108,7 +110,29 @@ def test_events_are_numbered_in_order_and_immutable() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         first.seq = 3
     assert isinstance(log.events(), tuple)
-    assert (first.label, second.label) == ("reject Commit", "fail-response /other.Service/Call")  # Call.wire_faults
+    assert (first.label, second.label) == ("reject Commit", "fail-response /other.Service/Call")
+
+
+@pytest.mark.parametrize(
+    ("fault", "forwarded", "lost"),
+    [
+        (reject(), False, False),  # refused before the emulator: nothing applied, the client knows
+        (delay(0.01), True, False),  # forwarded and answered, only later
+        (fail_response(), True, True),  # applied, perhaps, and the answer replaced by an error
+        (drop_response(), True, True),
+        (cut_stream(), True, True),
+    ],
+    ids=lambda value: value.kind.value if hasattr(value, "kind") else None,
+)
+def test_a_history_keeps_the_whole_event_and_knows_which_lost_an_answer(fault, forwarded, lost) -> None:
+    """`wire_fault` hands a history the event as it happened (how the proxy records each kind: only a reject is
+    not forwarded), and only a forwarded fault that is not definite lost the call's answer."""
+    event = EventLog().record("BatchGetDocuments", 1, fault, forwarded=forwarded, upstream_code=None,
+                              client_code=None)
+    kept = wire_fault(event)
+    assert kept == WireFault(fault.kind.value, "BatchGetDocuments", forwarded, fault.kind.definite)
+    assert (kept.label, kept.lost_answer) == (event.label, lost)
+    assert kept.forwarded is fault.kind.forwards  # the table above records each kind as the proxy does
 
 
 def test_wait_for_returns_once_the_events_are_there() -> None:
