@@ -43,6 +43,7 @@ from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
+from fencecheck.problems import Problem, as_problems, contention, verdict_problem
 from fencecheck.wire.mix import FaultMix
 
 RESULT_FORMAT = "fencecheck.race-result/2"
@@ -88,8 +89,8 @@ class ScenarioResult:
     verdict: str
     checker_ms: float
     checker_steps: int
-    problems: tuple[str, ...]  # the harness's and the system's structural findings
-    promise_problems: tuple[str, ...]  # the seed's specific promise
+    problems: tuple[Problem, ...]  # the harness's and the system's structural findings, each of its kind
+    promise_problems: tuple[Problem, ...]  # the seed's specific promise (contract findings)
     explanation: str | None = None
     counterexample: str | None = None
     project_id: str | None = None
@@ -107,10 +108,23 @@ class ScenarioResult:
             self.verdict == "ok" and not self.problems and not self.promise_problems and self.contention is None
         )
 
+    def findings(self) -> tuple[Problem, ...]:
+        """Everything the run found wrong, each of its kind: the checker's verdict (illegal: contract; unknown),
+        the problems, the promise's and contention; empty when it passed. What the suites assert and the
+        known-bad judge decides from."""
+        verdict = verdict_problem(self.verdict, self.explanation)
+        found = [*([verdict] if verdict is not None else []), *self.problems]
+        found += [attrs.evolve(p, text=f"promise: {p.text}") for p in self.promise_problems]
+        return (*found, *([contention(self.contention)] if self.contention is not None else []))
+
     def to_json(self) -> dict[str, Any]:
-        out = attrs.asdict(self)
-        out["problems"] = list(self.problems)
-        out["promise_problems"] = list(self.promise_problems)
+        out = attrs.asdict(self, recurse=False)
+        # Texts as they always were, for people and the report; each list's kinds beside it, in the same order.
+        out["problems"] = [p.text for p in self.problems]
+        out["problem_kinds"] = [p.kind.value for p in self.problems]
+        out["promise_problems"] = [p.text for p in self.promise_problems]
+        out["promise_problem_kinds"] = [p.kind.value for p in self.promise_problems]
+        out["outcomes"], out["first_outcomes"] = dict(self.outcomes), dict(self.first_outcomes)
         out["format"] = RESULT_FORMAT
         return out
 
@@ -119,14 +133,15 @@ def contest_result(
     run: ContestRun,
     *,
     repeat: int = 0,
-    problems: Sequence[str] = (),
-    promise_problems: Sequence[str] = (),
+    problems: Sequence[Problem | str] = (),
+    promise_problems: Sequence[Problem | str] = (),
     counterexample: str | None = None,
     project_id: str | None = None,
     lock_timeouts: int | None = None,
 ) -> ScenarioResult:
     """The run as the race suite's result record. `problems`: the caller's structural findings (the system's
-    invariants on the stored documents), added to the run's own; `promise_problems`: the scenario's."""
+    invariants on the stored documents), added to the run's own; `promise_problems`: the scenario's. A plain
+    string among them is a contract finding (`fencecheck.problems.as_problems`)."""
     records = run.racers
     calls = [call for record in (*records, *run.followers) for call in record.calls]  # attempts: every call
     definite = sum(1 for record in records if record.definite)
@@ -158,8 +173,8 @@ def contest_result(
         verdict=run.verdict.status,
         checker_ms=round(run.checker_seconds * 1000, 3),
         checker_steps=run.verdict.steps,
-        problems=(*run.problems, *problems),
-        promise_problems=tuple(promise_problems),
+        problems=(*run.problems, *as_problems(problems)),
+        promise_problems=as_problems(promise_problems),
         explanation=None if run.verdict.ok else run.verdict.explain(),
         counterexample=counterexample,
         project_id=project_id,
@@ -319,8 +334,8 @@ def execute_contest(
     *,
     plugin: SystemPlugin,
     implementation: Any = None,
-    structural: Callable[[ContestRun], Sequence[str]] = lambda _run: (),
-    promise: Callable[[ContestRun], Sequence[str]] = lambda _run: (),
+    structural: Callable[[ContestRun], Sequence[Problem | str]] = lambda _run: (),
+    promise: Callable[[ContestRun], Sequence[Problem | str]] = lambda _run: (),
     repeat: int = 0,
     ids_seed: int | None = None,
     artifacts_dir: Path | None = None,
