@@ -60,6 +60,7 @@ from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
 from known_bad.crashing import journal_name_error
 from known_bad.journal import CONCURRENT_VARIANTS, variant
 from parallel_tests.conftest import artifacts_dir, counterexamples_dir
+from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
 
 pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 
@@ -215,3 +216,18 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(projects,
         counterexamples=tmp_path, root=tmp_path, shrink_seconds=0, minimize_seconds=0,
     )
     assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict
+
+
+@pytest.mark.parametrize("how", sorted(MISBEHAVIOURS))
+def test_an_exec_implementation_that_crashes_hangs_or_breaks_the_protocol_is_no_catch(how, projects, emulator,
+                                                                                      tmp_path):
+    # Its first call fails (a prefix call or a branch's): a crash with a multi-line message, a call never
+    # answered, a malformed answer. One program, one repetition, no shrinking: the verdict is all this checks.
+    with misbehaving_journal(how) as system:
+        judged = judge_parallel_variant(
+            system, projects=projects, emulator=emulator, repeat=1,
+            run_settings=parallel_settings(database=None, max_examples=1, phases=[Phase.generate]),
+            counterexamples=tmp_path, root=tmp_path, shrink_seconds=0, minimize_seconds=0,
+        )
+    assert judged.verdict.status == VERDICTS[MISBEHAVIOURS[how]], judged.verdict
+    assert "ImplementationFailure" in judged.verdict.reason, judged.verdict

@@ -59,7 +59,7 @@ from google.cloud.firestore_v1.document import DocumentReference
 from fencecheck import known_bad_verdict as verdicts
 from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
-from known_bad.crashing import lantern_name_error
+from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
 from known_bad.lantern import VARIANTS, variant
 from model.lantern import (
     DeleteVenue,
@@ -708,3 +708,12 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(raising, 
     judged = judge_seed_variant(lantern_name_error(*raising), "double_extinguish", expected={"INV-3"},
                                 repetitions=1, db=firestore_db, emulator=emulator, project_id=project_id)
     assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict
+
+
+def test_a_racing_extinguish_that_crashes_with_a_multi_line_message_is_an_error_not_a_catch(emulator, project_id,
+                                                                                            firestore_db):
+    # The race's `race` finding is a crash by its kind, whatever its message says over how many lines.
+    judged = judge_seed_variant(lantern_multi_line_crash("extinguish_lantern"), "double_extinguish",
+                                expected={"INV-3"}, repetitions=1, db=firestore_db, emulator=emulator,
+                                project_id=project_id)
+    assert judged.verdict.status == "error" and "BUG: a crash\nTraceback" in judged.verdict.reason, judged.verdict
