@@ -2,7 +2,9 @@
 
 - `contest_result(run, ...)`: the run as a `ScenarioResult`, the race suites' record (either system);
 - `save_result` writes it as a `RESULT_FORMAT` document (the evidence report's input) to
-  `<artifacts>/<system>_<scenario>-<repeat>.json`;
+  `<artifacts>/<system>_<scenario>-<repeat>.json`; its `problems` and `promise_problems` are the problems'
+  texts, with `problem_kinds` and `promise_problem_kinds` beside them (each text's kind, fencecheck.problems:
+  kept apart so the texts read as before); `ScenarioResult.findings()` is everything the run found, structured;
 - `save_counterexample` writes a failed run's contest and history to
   `<counterexamples>/race-<system>_<scenario>-<shortid>.json` (`COUNTEREXAMPLE_FORMAT`); `load_saved` reads
   either file back and `recheck` judges it again (pure: the final documents are part of the history);
