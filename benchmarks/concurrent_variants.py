@@ -55,9 +55,9 @@ def races(emulator, api, repeat: int, token: str, counter: list[int]) -> dict[st
             if not result.passed:
                 reason = f"verdict {verdict.status}"
                 if result.problems:
-                    reason += f"; {len(result.problems)} structural problems ({result.problems[0][:80]})"
+                    reason += f"; {len(result.problems)} structural problems ({result.problems[0].text[:80]})"
                 if result.promise_problems:
-                    reason += f"; promise: {result.promise_problems[0][:80]}"
+                    reason += f"; promise: {result.promise_problems[0].text[:80]}"
                 found[scenario.name].append(reason)
             print(f"  [{scenario.name} r{r}] {'FAILS' if not result.passed else 'passes'}"
                   f"{': ' + found[scenario.name][-1] if not result.passed else ''} ({result.race_seconds:.1f} s)",

@@ -29,6 +29,7 @@ from fencecheck.emulator import close_client, emulator_from_environment, new_run
 from fencecheck.plugins.journal import REFERENCE as JOURNAL_REFERENCE  # noqa: E402
 from fencecheck.plugins.journal import ReferenceAPI  # noqa: E402
 from fencecheck.plugins.lantern import LANTERN  # noqa: E402
+from fencecheck.problems import ProblemKind  # noqa: E402
 from race_tests import lantern_scenarios, scenarios  # noqa: E402
 from race_tests.race_known_bad import findings_of  # noqa: E402
 
@@ -58,7 +59,7 @@ def summary_line(name: str, which: str, results: list[Any]) -> str:
     callers = sum(r.callers for r in results)
     answered = sum(r.definite_callers + r.contract_unavailable_callers for r in results)
     walls = [r.race_seconds for r in results]
-    accused = sum(1 for r in results if any(f.kind == "contract" for f in findings_of(r)))
+    accused = sum(1 for r in results if any(f.kind is ProblemKind.CONTRACT for f in findings_of(r)))
     judged = sum(1 for r in results if r.contention is None)
     shown = ", ".join(f"{degree}: {count}" for degree, count in sorted(degrees.items(), key=lambda kv: str(kv[0])))
     return (f"{name:38} {which:9} judged at degree {judged}/{len(results)}  degrees {{{shown}}}  "

@@ -69,6 +69,7 @@ from fencecheck.history import (
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import Lockstep, OnceClock
 from fencecheck.plugin import SystemPlugin
+from fencecheck.problems import Problem, ProblemKind, as_problems, contract, hang, harness, kind_of_exception
 from fencecheck.wire.lanes import Lane, WireLanes
 from fencecheck.wire.mix import FaultMix
 
@@ -165,6 +166,9 @@ class CallRecord:
     clock_reads: int | None = None  # None: unknown (a call whose racer's thread never returned)
     unexpected: str | None = None  # an exception that is not the system's error
     op: Any = None  # the operation this call made (a racer's `first_op` or `op`); None: not known
+    # What `unexpected` was (fencecheck.problems.kind_of_exception): a crash, or an exec: implementation's hang
+    # or broken protocol; None when nothing unexpected was raised.
+    unexpected_kind: ProblemKind | None = None
 
 
 @attrs.frozen
@@ -197,8 +201,10 @@ class RacerRecord:
 
 @attrs.frozen(eq=False)
 class ContestRun:
-    """Everything one run produced. `problems` are the harness's findings (hung racers, foreign exceptions, clock
-    reads, documents outside every partition); the checker's findings are in `verdict`."""
+    """Everything one run produced. `problems` are the harness's findings, each of its kind (hung racers: hang;
+    foreign exceptions: crash, or an exec: implementation's hang or protocol; clock reads, documents outside
+    every partition and the plug-in's `contest_problems`: contract; commits a rejecting wire lane let through:
+    harness); the checker's findings are in `verdict`."""
 
     contest: Contest
     plugin: SystemPlugin
@@ -211,7 +217,7 @@ class ContestRun:
     checker_seconds: float
     race_seconds: float = 0.0  # the racers' first invocation to their last completion (retries included)
     total_seconds: float = 0.0
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     followers: tuple[RacerRecord, ...] = ()
     # What the contest expected of the stored documents and did not find (`plugin.contest_expectations`): a
     # contract finding only when the answers imply the expectation (`fencecheck.contest_results`).
@@ -310,7 +316,7 @@ def _call_once(
 ) -> CallRecord:
     clock = OnceClock(plugin.clock_of(op))
     classify = classifier(plugin, implementation)
-    unexpected = None
+    unexpected, unexpected_kind = None, None
 
     def invoke(client: Any) -> Any:
         return plugin.invoke(implementation, client, op, clock, log)
@@ -325,6 +331,7 @@ def _call_once(
         outcome = classify(error)
         if plugin.error_code(implementation, error) is None:
             unexpected = f"{type(error).__name__}: {error}"[:500]
+            unexpected_kind = kind_of_exception(error)
     return CallRecord(
         -1,  # the history's id is known once every call is in (`_with_history`)
         outcome,
@@ -334,6 +341,7 @@ def _call_once(
         clock.reads,
         unexpected,
         op,
+        unexpected_kind,
     )
 
 
@@ -504,18 +512,20 @@ def split_documents(
     return found, strays
 
 
-def call_problems(records: Iterable[RacerRecord], plugin: SystemPlugin) -> list[str]:
-    """What no system may do whatever the order: raise anything but its own error, read a call's clock other
-    than once (never, for a call handed none)."""
+def call_problems(records: Iterable[RacerRecord], plugin: SystemPlugin) -> list[Problem]:
+    """What no system may do whatever the order: raise anything but its own error (of the exception's kind: a
+    crash, or an exec: implementation's hang or broken protocol), read a call's clock other than once (never,
+    for a call handed none: a contract finding)."""
     problems = []
     for record in records:
         wanted = 0 if plugin.clock_of(record.racer.op) is None else 1
         for number, call in enumerate(record.calls, 1):
             where = f"{record.racer.name} (call {number})"
             if call.unexpected is not None:
-                problems.append(f"{where}: raised {call.unexpected} (only the system's error may escape)")
+                problems.append(Problem(call.unexpected_kind or ProblemKind.CRASH,
+                                        f"{where}: raised {call.unexpected} (only the system's error may escape)"))
             if call.clock_reads is not None and call.clock_reads != wanted:
-                problems.append(f"{where}: read the clock {call.clock_reads} times ({wanted} required)")
+                problems.append(contract(f"{where}: read the clock {call.clock_reads} times ({wanted} required)"))
     return problems
 
 
@@ -592,13 +602,13 @@ def _run_contest(db: Any, contest: Contest, plugin: SystemPlugin, implementation
     history = recorder.history(final_documents)
     followers = [_with_history(record, history) for record in followers]
     verdict, checker_seconds = judge(plugin, history, initial, final_documents, budget=budget)
-    problems = [f"{name}: still running when the harness gave up" for name in hung]
+    problems = [hang(f"{name}: still running when the harness gave up") for name in hung]
     problems += call_problems((*records, *followers), plugin)
-    problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
-    problems += plugin.contest_problems(initial, before, after, contest)
+    problems += [contract(f"{path}: stored outside every {plugin.partition_noun}") for path in strays]
+    problems += as_problems(plugin.contest_problems(initial, before, after, contest))
     expectations = plugin.contest_expectations(initial, before, after, contest)
-    if lanes is not None:
-        problems += lanes.rejection_problems()
+    if lanes is not None:  # the harness's own fault injection did not hold: no evidence either way
+        problems += [harness(text) for text in lanes.rejection_problems()]
     return ContestRun(
         contest,
         plugin,

@@ -2,7 +2,9 @@
 
 - `contest_result(run, ...)`: the run as a `ScenarioResult`, the race suites' record (either system);
 - `save_result` writes it as a `RESULT_FORMAT` document (the evidence report's input) to
-  `<artifacts>/<system>_<scenario>-<repeat>.json`;
+  `<artifacts>/<system>_<scenario>-<repeat>.json`; its `problems` and `promise_problems` are the problems'
+  texts, with `problem_kinds` and `promise_problem_kinds` beside them (each text's kind, fencecheck.problems:
+  kept apart so the texts read as before); `ScenarioResult.findings()` is everything the run found, structured;
 - `save_counterexample` writes a failed run's contest and history to
   `<counterexamples>/race-<system>_<scenario>-<shortid>.json` (`COUNTEREXAMPLE_FORMAT`); `load_saved` reads
   either file back and `recheck` judges it again (pure: the final documents are part of the history);
@@ -43,6 +45,7 @@ from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
+from fencecheck.problems import Problem, as_problems, contention, verdict_problem
 from fencecheck.wire.mix import FaultMix
 
 RESULT_FORMAT = "fencecheck.race-result/2"
@@ -88,8 +91,8 @@ class ScenarioResult:
     verdict: str
     checker_ms: float
     checker_steps: int
-    problems: tuple[str, ...]  # the harness's and the system's structural findings
-    promise_problems: tuple[str, ...]  # the seed's specific promise
+    problems: tuple[Problem, ...]  # the harness's and the system's structural findings, each of its kind
+    promise_problems: tuple[Problem, ...]  # the seed's specific promise (contract findings)
     explanation: str | None = None
     counterexample: str | None = None
     project_id: str | None = None
@@ -104,7 +107,7 @@ class ScenarioResult:
     # its findings (None, None, (): not needed, or no lower degree could be judged either).
     judged_width: int | None = None
     judged_verdict: str | None = None
-    judged_problems: tuple[str, ...] = ()
+    judged_problems: tuple[Problem, ...] = ()
     # The scenario's promise and the contest's expectations the run did not meet while some caller went
     # unanswered: the definite answers do not imply them, so they are contention, not contract findings.
     undecided: tuple[str, ...] = ()
@@ -120,14 +123,36 @@ class ScenarioResult:
         """For a contended run, the degree its contest was judged at (`fencecheck.definite.degree_judged`)."""
         if self.contention is None:
             return None
-        return degree_judged(self.width, self.judged_width, self.judged_verdict, self.judged_problems)
+        return degree_judged(self.width, self.judged_width, self.judged_verdict,
+                             [p.text for p in self.judged_problems])
+
+    def findings(self) -> tuple[Problem, ...]:
+        """Everything the run found wrong, each of its kind: the checker's verdict (illegal: contract; unknown),
+        the problems, the promise's and contention; empty when it passed. What the suites assert and the
+        known-bad judge decides from."""
+        verdict = verdict_problem(self.verdict, self.explanation)
+        found = [*([verdict] if verdict is not None else []), *self.problems]
+        found += [attrs.evolve(p, text=f"promise: {p.text}") for p in self.promise_problems]
+        # a contract finding at a lower degree is one (an error there is an error): "contended at 24" alone is not
+        found += [attrs.evolve(p, text=f"at {self.judged_width} callers: {p.text}") for p in self.judged_findings()]
+        return (*found, *([contention(self.contention)] if self.contention is not None else []))
+
+    def judged_findings(self) -> tuple[Problem, ...]:
+        """What the run at the lower degree found: its verdict's problem and its problems (empty: none run)."""
+        verdict = None if self.judged_verdict is None else verdict_problem(self.judged_verdict)
+        return (*([verdict] if verdict is not None else []), *self.judged_problems)
 
     def to_json(self) -> dict[str, Any]:
-        out = attrs.asdict(self)
-        out["problems"] = list(self.problems)
-        out["promise_problems"] = list(self.promise_problems)
-        out["judged_problems"] = list(self.judged_problems)
+        out = attrs.asdict(self, recurse=False)
+        # Texts as they always were, for people and the report; each list's kinds beside it, in the same order.
+        out["problems"] = [p.text for p in self.problems]
+        out["problem_kinds"] = [p.kind.value for p in self.problems]
+        out["promise_problems"] = [p.text for p in self.promise_problems]
+        out["promise_problem_kinds"] = [p.kind.value for p in self.promise_problems]
+        out["judged_problems"] = [p.text for p in self.judged_problems]
+        out["judged_problem_kinds"] = [p.kind.value for p in self.judged_problems]
         out["undecided"] = list(self.undecided)
+        out["outcomes"], out["first_outcomes"] = dict(self.outcomes), dict(self.first_outcomes)
         out["format"] = RESULT_FORMAT
         return out
 
@@ -136,14 +161,15 @@ def contest_result(
     run: ContestRun,
     *,
     repeat: int = 0,
-    problems: Sequence[str] = (),
-    promise_problems: Sequence[str] = (),
+    problems: Sequence[Problem | str] = (),
+    promise_problems: Sequence[Problem | str] = (),
     counterexample: str | None = None,
     project_id: str | None = None,
     lock_timeouts: int | None = None,
 ) -> ScenarioResult:
     """The run as the race suite's result record. `problems`: the caller's structural findings (the system's
-    invariants on the stored documents), added to the run's own; `promise_problems`: the scenario's."""
+    invariants on the stored documents), added to the run's own; `promise_problems`: the scenario's. A plain
+    string among them is a contract finding (`fencecheck.problems.as_problems`)."""
     records = run.racers
     calls = [call for record in (*records, *run.followers) for call in record.calls]  # attempts: every call
     definite = sum(1 for record in records if record.definite)
@@ -160,7 +186,7 @@ def contest_result(
     # applied) and the checker finding the stored documents explained, missing it accuses nobody.
     unanswered = (any(not r.definite and not (r.calls and r.calls[-1].call_id in unavailable_ids) for r in records)
                   or any(not r.definite for r in run.followers))
-    undecided = tuple(expected) if unanswered and run.verdict.status != "illegal" else ()
+    undecided = tuple(str(p) for p in expected) if unanswered and run.verdict.status != "illegal" else ()
     share = contention_problem(definite + excused, len(records))
     return ScenarioResult(
         scenario=run.name,
@@ -182,8 +208,9 @@ def contest_result(
         verdict=run.verdict.status,
         checker_ms=round(run.checker_seconds * 1000, 3),
         checker_steps=run.verdict.steps,
-        problems=(*run.problems, *problems, *(() if undecided else run.expectation_problems)),
-        promise_problems=() if undecided else tuple(promise_problems),
+        problems=(*run.problems, *as_problems(problems),
+                  *as_problems(() if undecided else run.expectation_problems)),
+        promise_problems=() if undecided else as_problems(promise_problems),
         explanation=None if run.verdict.ok else run.verdict.explain(),
         counterexample=counterexample,
         project_id=project_id,
@@ -369,8 +396,8 @@ def execute_contest(
     *,
     plugin: SystemPlugin,
     implementation: Any = None,
-    structural: Callable[[ContestRun], Sequence[str]] = lambda _run: (),
-    promise: Callable[[ContestRun], Sequence[str]] = lambda _run: (),
+    structural: Callable[[ContestRun], Sequence[Problem | str]] = lambda _run: (),
+    promise: Callable[[ContestRun], Sequence[Problem | str]] = lambda _run: (),
     repeat: int = 0,
     ids_seed: int | None = None,
     artifacts_dir: Path | None = None,
@@ -439,7 +466,7 @@ def _judge_lower(db: Any, contest: Contest, *, plugin: SystemPlugin, implementat
         if not run.verdict.ok and counterexamples_dir is not None:
             save_counterexample(run, counterexamples_dir)
         return {"judged_width": width, "judged_verdict": narrowed.verdict,
-                "judged_problems": (*narrowed.problems, *narrowed.promise_problems)}
+                "judged_problems": (*narrowed.problems, *narrowed.promise_problems)}  # Problems, of their kinds
     return {}
 
 

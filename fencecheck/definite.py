@@ -132,7 +132,8 @@ def scenario_contention(runs: Iterable[tuple[str, int, int]]) -> dict[str, str]:
 
 
 def explained_unavailable(history: Any, verdict: Any, initial_state: Any, *, excused: frozenset[int],
-                          budget: int) -> frozenset[int]:
+                          budget: int, answered: Callable[[frozenset[int]], int] | None = None,
+                          callers: int = 0) -> frozenset[int]:
     """Ids of the indefinite calls of an ok `verdict`, beyond `excused`, that answered the plug-in's unavailable
     code and that the contract explains at a consistent point: `history` with them made definite ("unavailable,
     nothing written") is still linearizable against the model (one `check` for them all; when that fails, the
@@ -143,7 +144,12 @@ def explained_unavailable(history: Any, verdict: Any, initial_state: Any, *, exc
     the implementation answered what its order of the two made the contract answer, yet it counted as
     contention (one caller of 6 in a parallel program, every repetition). Here the checker must find one
     order that explains every definite answer and these together. An implementation answering unavailable to
-    everything is still not excused: where no order makes the model answer unavailable, the check fails."""
+    everything is still not excused: where no order makes the model answer unavailable, the check fails.
+
+    `answered(ids)` and `callers` (as `excused_calls` has them): only calls that would answer a caller are
+    tried, and the search stops once even every call still untried could not lift the share to
+    RUN_SHARE_PERCENT. Each check of a history whose calls are mostly indefinite may spend the whole budget, so
+    without this a never-available implementation cost one budget per call (minutes per race)."""
     from fencecheck.history import Definite  # the checker imports the history; keep this module light
     from fencecheck.linearizability import check
 
@@ -159,11 +165,22 @@ def explained_unavailable(history: Any, verdict: Any, initial_state: Any, *, exc
         return check(attrs.evolve(history, calls=calls), plugin=plugin, initial_state=initial_state,
                      budget=budget).ok
 
+    if answered is not None:  # a retried caller's earlier call answers nobody: its last call decides
+        base = answered(excused)
+        candidates = [call for call in candidates if answered(excused | {call.id}) > base]
+
+    def could_hold(ids: Iterable[int]) -> bool:
+        return answered is None or share_holds(answered(excused | frozenset(ids)), callers, RUN_SHARE_PERCENT)
+
     every = {call.id for call in candidates}
-    if not every or explained(every):
+    if not every or not could_hold(every):
+        return frozenset()
+    if explained(every):
         return frozenset(every)
     kept: set[int] = set()
-    for call in candidates:
+    for index, call in enumerate(candidates):
+        if not could_hold(kept | {c.id for c in candidates[index:]}):
+            break
         if explained(kept | {call.id}):
             kept.add(call.id)
     return frozenset(kept)
@@ -178,7 +195,8 @@ def excused_calls(history: Any, verdict: Any, initial_state: Any, *, answered: C
     excused = contract_unavailable(verdict, initial_state) | wire_faulted(history)
     if share_holds(answered(excused), callers, RUN_SHARE_PERCENT):
         return excused
-    return excused | explained_unavailable(history, verdict, initial_state, excused=excused, budget=budget)
+    return excused | explained_unavailable(history, verdict, initial_state, excused=excused, budget=budget,
+                                           answered=answered, callers=callers)
 
 
 def wire_faulted(history: Any) -> frozenset[int]:

@@ -7,6 +7,10 @@ about fencecheck still handles them sensibly.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from fencecheck.problems import Problem, ProblemKind
+
 # What Python itself sets on any exception it raises, chains or reports (`add_note` included).
 _RUNTIME_ATTRIBUTES = frozenset({"__traceback__", "__cause__", "__context__", "__suppress_context__", "__notes__"})
 
@@ -61,3 +65,33 @@ class SystemNotFoundError(FencecheckError, ImportError):
 
 class CounterexampleError(FencecheckError, ValueError):
     """A saved counterexample is missing, of an unknown kind, or not in the expected format."""
+
+
+class CheckFailed(FencecheckError, AssertionError):
+    """A check of the suites failed: `message` says what broke, `problems` (`fencecheck.problems.Problem`) what
+    was found, each of its kind. The project's pytest plug-in records their kinds with the failing test, which is
+    how `fencecheck gate --known-bad` learns them (never from the message's text)."""
+
+    def __init__(self, message: str, problems: Iterable[Problem]) -> None:
+        super().__init__(message, tuple(problems))
+
+    @property
+    def message(self) -> str:
+        return self.args[0]
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        return self.args[1]
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ContractFailure(CheckFailed):
+    """A check found a property of the contract broken (a stored invariant, say): the message is the finding."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, (Problem(ProblemKind.CONTRACT, message),))
+
+    def __reduce__(self) -> tuple[object, ...]:  # rebuilt from its message, not from the base's arguments
+        return type(self), (self.message,)

@@ -9,6 +9,13 @@ Everything comes from the suites' JUnit XML (`<artifacts>/junit/<suite>.xml`, th
 because that is the one artifact every suite writes into the gate's `--artifacts` directory; so
 `fencecheck report` finds the same failures again when it re-renders. The system the suites ran against
 (`gate --known-bad`) is only known to the gate: it keeps it in `<artifacts>/failures.json`.
+
+What each failure IS comes from the same files, structured: the project's pytest plug-in records the kinds of
+the problems a failing test's exception carries (`fencecheck.errors.CheckFailed`, `LockstepMismatch` among
+them: contract, crash, hang, ...) as the test's JUnit property `fencecheck_problem_kinds`
+(`fencecheck.pytest_plugin.PROBLEM_KINDS_PROPERTY`). A failing test without one failed by something no suite
+reports as a finding (a harness crash, a NameError in a test, a fixture's error): its kind is harness. Nothing is
+read from the message's text to decide it; the text is only shown.
 """
 
 from __future__ import annotations
@@ -22,12 +29,14 @@ from typing import ClassVar
 
 import attrs
 
-from .known_bad_verdict import CAUGHT, CONTRACT, ERROR, KnownBadVerdict, contract, failure_kind, gate_verdict, judge
+from .known_bad_verdict import CAUGHT, SURVIVED, KnownBadVerdict, judge, run_verdict
+from .problems import Problem, ProblemKind
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 JUNIT_DIR = "junit"
 SIDECAR = "failures.json"
-SIDECAR_FORMAT = "fencecheck.gate-failures/1"
+SIDECAR_FORMAT = "fencecheck.gate-failures/2"  # /1 had one `kind` per failure and true/false replays
+KINDS_PROPERTY = "fencecheck_problem_kinds"  # what fencecheck.pytest_plugin records on a failing test
 MAX_SUMMARY_LINES = 3
 MAX_LINE = 300
 MAX_SHOWN = 8  # evidence.md stays short enough for a pull-request comment
@@ -39,18 +48,25 @@ _CONTEXT = ("model state after the step", "program:", "assert ", "Failing test c
 
 @attrs.frozen
 class Replay:
-    """`gate --known-bad` replaying one counterexample (`failedTests[].replays[]`): against the variant it must
-    still fail (`replays_on_variant`), against the reference pass (`passes_on_reference`); None: not found out,
-    `problem` says why (the file could not be replayed)."""
+    """`gate --known-bad` replaying one counterexample (`failedTests[].replays[]`): the kinds of the problems its
+    replay against the variant found (`variant_kinds`: it must show a contract finding) and those its program
+    found against the reference (`reference_kinds`: it must show none); None: not found out, `problem` says why
+    (the file could not be replayed)."""
 
     counterexample: str
-    replays_on_variant: bool | None
-    passes_on_reference: bool | None
+    variant_kinds: tuple[str, ...] | None
+    reference_kinds: tuple[str, ...] | None
     problem: str | None = None
 
-    @property
-    def holds(self) -> bool:
-        return self.replays_on_variant is True and self.passes_on_reference is True
+    def variant_problems(self) -> tuple[Problem, ...] | None:
+        return _problems(self.variant_kinds, f"{self.counterexample} replayed against the variant")
+
+    def reference_problems(self) -> tuple[Problem, ...] | None:
+        return _problems(self.reference_kinds, f"{self.counterexample} run against the reference")
+
+
+def _problems(kinds: Sequence[str] | None, where: str) -> tuple[Problem, ...] | None:
+    return None if kinds is None else tuple(Problem(kind, f"{where}: {kind}") for kind in kinds)
 
 
 @attrs.frozen
@@ -61,7 +77,9 @@ class Failure:
     test: str  # classname::name, as the JUnit file has it
     summary: tuple[str, ...]  # the failing property
     counterexamples: tuple[str, ...]  # relative to the project root when inside it
-    kind: str = "error"  # "contract" (a property of the contract broke) or "error" (fencecheck.known_bad_verdict)
+    # The kinds of the problems the test's exception carried (fencecheck.problems: "contract", "crash", ...), as
+    # its JUnit record has them; a test that recorded none failed by the harness ("harness").
+    kinds: tuple[str, ...] = (ProblemKind.HARNESS.value,)
     replays: tuple[Replay, ...] = ()  # gate --known-bad: its counterexamples replayed (fencecheck.gate_replay)
 
     _json_derived: ClassVar = ("replay_commands",)
@@ -69,6 +87,14 @@ class Failure:
     @property
     def replay_commands(self) -> tuple[str, ...]:
         return tuple(replay_command(path) for path in self.counterexamples)
+
+    def problems(self) -> tuple[Problem, ...]:
+        """The failure's problems for the one rule: one per recorded kind, named by the test and its property."""
+        return tuple(Problem(kind, f"{self.test}: {self.summary[0]}") for kind in self.kinds)
+
+    @property
+    def contract(self) -> bool:
+        return ProblemKind.CONTRACT.value in self.kinds
 
 
 def replay_command(path: str) -> str:
@@ -131,10 +157,22 @@ def from_junit(xml_text: str, suite: str, root: Path = PROJECT_ROOT) -> list[Fai
                 test=f"{case.get('classname', '')}::{case.get('name', '')}",
                 summary=summarize(message),
                 counterexamples=counterexample_paths(whole, root),
-                kind=failure_kind(message),
+                kinds=recorded_kinds(case),
             )
         )
     return failures
+
+
+def recorded_kinds(case: ElementTree.Element) -> tuple[str, ...]:
+    """The problem kinds a JUnit test case recorded (`KINDS_PROPERTY`); harness when it recorded none (or one this
+    fencecheck does not know: the record is not to be trusted)."""
+    known = {kind.value for kind in ProblemKind}
+    for element in case.iter("property"):
+        if element.get("name") == KINDS_PROPERTY:
+            kinds = tuple(kind for kind in (element.get("value") or "").split(",") if kind)
+            if kinds and set(kinds) <= known:
+                return kinds
+    return (ProblemKind.HARNESS.value,)
 
 
 def collect(artifacts: Path, suites: Iterable[str], root: Path = PROJECT_ROOT) -> list[Failure]:
@@ -163,7 +201,7 @@ def load_replays(artifacts: Path, failures: Sequence[Failure]) -> list[Failure]:
     """`failures` (from the JUnit files) with the replays the gate recorded for them in its sidecar."""
     try:
         data = json.loads((artifacts / SIDECAR).read_text(encoding="utf-8"))
-        recorded = {(f["suite"], f["test"]): tuple(Replay(**r) for r in f.get("replays", ()))
+        recorded = {(f["suite"], f["test"]): tuple(_replay(r) for r in f.get("replays", ()))
                     for f in data["failures"]} if data.get("format") == SIDECAR_FORMAT else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         recorded = {}
@@ -183,47 +221,75 @@ def load_system(artifacts: Path) -> str | None:
 # --- rendering -----------------------------------------------------------------------------------------
 
 
+def _replay(data: dict) -> Replay:
+    def kinds(value: object) -> tuple[str, ...] | None:
+        return None if value is None else tuple(str(kind) for kind in value)  # type: ignore[union-attr]
+
+    return Replay(data["counterexample"], kinds(data["variant_kinds"]), kinds(data["reference_kinds"]),
+                  data.get("problem"))
+
+
 def known_bad_verdict(failures: Sequence[Failure]) -> KnownBadVerdict:
-    """What `gate --known-bad` concluded from its failing tests under the one rule: every failure a property of
-    the contract (fencecheck.known_bad_verdict.gate_verdict), and every counterexample of them replayed: still
-    failing against the variant, passing against the reference (`Failure.replays`)."""
-    first = gate_verdict([failure.kind for failure in failures])
-    if first.status != CAUGHT:
-        return first
-    return replayed_verdict(failures)
-
-
-def replayed_verdict(failures: Sequence[Failure]) -> KnownBadVerdict:
-    """The contract failures' replays judged (fencecheck.known_bad_verdict.judge): the first that does not
-    hold (or a failure with no counterexample, or one not replayed) makes the verdict an error."""
-    shown = [f for f in failures if f.kind == CONTRACT]
+    """What `gate --known-bad` concluded, under the one rule (fencecheck.known_bad_verdict.judge): the failing
+    tests' recorded problems first (any error among them decides), then each contract failure's counterexamples
+    as the gate replayed them (`Failure.replays`): each replay must show a contract finding against the variant
+    and nothing against the reference. The first that does not hold decides."""
+    early = would_be_catch(failures)
+    if early is not None:
+        return early
+    shown = [f for f in failures if f.contract]
+    found = [p for f in failures for p in f.problems()]
     for failure in shown:
-        finding = contract(f"{failure.test}: {failure.summary[0]}")
         if not failure.counterexamples:
-            return KnownBadVerdict(ERROR, f"no counterexample to replay: {finding.text}")
+            return judge(found, reproduction=f"no counterexample to replay for {failure.test}")
         replays = {replay.counterexample: replay for replay in failure.replays}
         for path in failure.counterexamples:
             replay = replays.get(path, Replay(path, None, None, "not replayed"))
             why = f"; {replay.problem}" if replay.problem else ""
-            verdict = judge([finding], replays_on_variant=replay.replays_on_variant,
-                            passes_on_reference=replay.passes_on_reference, reproduction=f"{path}{why}")
+            verdict = judge(failure.problems(), replay=replay.variant_problems(),
+                            reference=replay.reference_problems(), reproduction=f"{path}{why}")
             if not verdict.caught:
                 return verdict
     return KnownBadVerdict(CAUGHT, f"{len(shown)} failing tests, each by a property of the contract; each "
-                                   f"counterexample still fails against the variant and passes against the reference")
+                                   f"counterexample still fails by one against the variant and passes against the "
+                                   f"reference")
+
+
+def would_be_catch(failures: Sequence[Failure]) -> KnownBadVerdict | None:
+    """The verdict the failing tests' own problems decide before any replay (survived, error, timeout:
+    fencecheck.known_bad_verdict.run_verdict); None for a would-be catch, whose counterexamples are replayed."""
+    early = run_verdict([p for f in failures for p in f.problems()])
+    if early is not None and early.status == SURVIVED:
+        return attrs.evolve(early, reason="every selected suite passed: nothing they check tells it from the "
+                                          "reference")
+    return early
+
+
+def _kinds_text(kinds: Sequence[str]) -> str:
+    return ", ".join(kinds) if kinds else "nothing"
 
 
 def replay_lines(replay: Replay) -> list[str]:
-    """How the gate says what one replay found."""
+    """How the gate says what one replay found, by the kinds of its problems."""
     if replay.problem is not None:
         return [f"  replay of {replay.counterexample}: could not be replayed ({replay.problem})"]
-    variant = "still fails" if replay.replays_on_variant else "passes (does not replay)"
-    reference = "passes" if replay.passes_on_reference else "fails too"
-    return [f"  replay against the variant: {variant}", f"  replay against the reference: {reference}"]
+    variant, reference = replay.variant_kinds or (), replay.reference_kinds or ()
+    if variant == (ProblemKind.CONTRACT.value,):
+        on_variant = "still fails (contract)"
+    elif variant:
+        on_variant = f"fails by {_kinds_text(variant)}" + (
+            "" if ProblemKind.CONTRACT.value in variant else " (not a property of the contract)")
+    else:
+        on_variant = "passes (does not replay)"
+    on_reference = f"fails too ({_kinds_text(reference)})" if reference else "passes"
+    return [f"  replay against the variant: {on_variant}", f"  replay against the reference: {on_reference}"]
 
 
 def kind_text(failure: Failure) -> str:
-    return "a property of the contract" if failure.kind == CONTRACT else "an error, not a property of the contract"
+    kinds = set(failure.kinds)
+    if kinds <= {ProblemKind.CONTRACT.value}:
+        return "a property of the contract"
+    return f"{_kinds_text(failure.kinds)}: an error, not a property of the contract"
 
 
 def terminal_lines(failures: Sequence[Failure], system: str | None = None) -> list[str]:

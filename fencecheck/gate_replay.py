@@ -2,10 +2,12 @@
 definition of caught (fencecheck.known_bad_verdict): a contract failure that also replays against the variant
 and passes against the reference.
 
-Runs inside the gate's emulator block, after the suites, only when every failing test failed by a property of
-the contract (otherwise the verdict is decided without replaying). Each counterexample is replayed in-process
-by `fencecheck.replay.replay_both`; the outcomes go on the failures (`Failure.replays`), which the sidecar and
-the evidence report carry and `failures.known_bad_verdict` judges.
+Runs inside the gate's emulator block, after the suites, only when the failing tests' recorded problems are a
+would-be catch (a contract finding, and no crash, hang, protocol or harness problem: otherwise the verdict is
+decided without replaying, `failures.would_be_catch`). Each counterexample is replayed in-process by
+`fencecheck.replay.replay_both`, which reports the kinds of what each replay found (a replay that crashed,
+hung or stayed undecided does not confirm a catch); the outcomes go on the failures (`Failure.replays`), which
+the sidecar and the evidence report carry and `failures.known_bad_verdict` judges.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from typing import Any
 
 import attrs
 
-from .failures import PROJECT_ROOT, Failure, Replay, replay_lines
-from .known_bad_verdict import CAUGHT, CONTRACT, gate_verdict
+from .failures import PROJECT_ROOT, Failure, Replay, replay_lines, would_be_catch
 
 
 def replay_both(path: Path, variant: str, emulator: Any) -> Replay:
@@ -31,14 +32,14 @@ def replay_catch(
     replay: Callable[[Path, str, Any], Replay] | None = None, say: Callable[[str], None] | None = None,
 ) -> list[Failure]:
     """`found` with each contract failure's counterexamples replayed, when the failures are a would-be catch
-    (all contract properties); `found` unchanged otherwise."""
-    if not found or gate_verdict([f.kind for f in found]).status != CAUGHT:
+    (`failures.would_be_catch`); `found` unchanged otherwise."""
+    if not found or would_be_catch(found) is not None:
         return list(found)
     run = replay or replay_both
     say = say or (lambda line: print(line, flush=True))
     done = []
     for failure in found:
-        if failure.kind == CONTRACT and failure.counterexamples:
+        if failure.contract and failure.counterexamples:
             replays = []
             for shown in failure.counterexamples:
                 say(f"replaying {shown} against the variant and against the reference ...")

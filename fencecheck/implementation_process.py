@@ -14,8 +14,9 @@ What it reports, and how:
 - an answer with ``output`` or with ``error.code``: the contract's answer (``Answer``);
 - an answer with ``protocolError``: the request was wrong (``ProtocolErrorAnswer``), the harness's mistake;
 - a line that is not a well-formed answer, an ``implementationError`` answer, an exit before every answer is
-  in, or no answer in time: ``ImplementationFailure``, carrying the tail of the implementation's stderr. Never
-  a contract verdict.
+  in, or no answer in time: ``ImplementationFailure``, carrying the tail of the implementation's stderr and its
+  structured kind (``problem_kind``: protocol, crash, crash, hang; fencecheck.problems). Never a contract
+  verdict.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fencecheck.errors import FencecheckError, UsageError
+from fencecheck.problems import ProblemKind
 
 PROTOCOL = "fencecheck-implementation"
 VERSION = 1
@@ -51,10 +53,12 @@ CALL_SECONDS = 120.0  # a hang: longer than any journal call's ten attempts unde
 
 class ImplementationFailure(FencecheckError, RuntimeError):
     """The implementation crashed, hung, or answered something that is not the protocol: no verdict.
-    `what` says which; `stderr_tail` is the end of what the implementation wrote to stderr."""
+    `what` says which in words, `problem_kind` as the structured kind every runner judges by (crash: it exited
+    or answered implementationError; hang: no answer in time; protocol: a malformed answer, an id not in flight,
+    a wrong hello); `stderr_tail` is the end of what the implementation wrote to stderr."""
 
-    def __init__(self, what: str, stderr_tail: str) -> None:
-        super().__init__(what, stderr_tail)
+    def __init__(self, what: str, stderr_tail: str, problem_kind: ProblemKind) -> None:
+        super().__init__(what, stderr_tail, ProblemKind(problem_kind))
 
     @property
     def what(self) -> str:
@@ -64,12 +68,19 @@ class ImplementationFailure(FencecheckError, RuntimeError):
     def stderr_tail(self) -> str:
         return self.args[1]
 
+    @property
+    def problem_kind(self) -> ProblemKind:
+        return self.args[2]
+
     def __str__(self) -> str:
         return f"{self.what}; implementation stderr (tail):\n{self.stderr_tail or '(empty)'}"
 
 
 class ProtocolErrorAnswer(FencecheckError, RuntimeError):
-    """The implementation refused a request as malformed (the request's fault, not the contract's)."""
+    """The implementation refused a request as malformed (the request's fault, not the contract's): the harness's
+    mistake, so its `problem_kind` is harness."""
+
+    problem_kind = ProblemKind.HARNESS
 
 
 @dataclass(frozen=True)
@@ -149,9 +160,9 @@ class ImplementationProcess:
                     self._stderr_chars -= len(self._stderr.popleft())
         self._stderr_done.set()
 
-    def _fail_all(self, what: str) -> None:
+    def _fail_all(self, what: str, kind: ProblemKind) -> None:
         self._stderr_done.wait(timeout=5)  # the tail is what explains a crash: let it arrive first
-        failure = ImplementationFailure(what, self.stderr_tail())
+        failure = ImplementationFailure(what, self.stderr_tail(), kind)
         with self._lock:
             self._dead = self._dead or failure
             waiting, self._waiting = self._waiting, {}
@@ -167,22 +178,23 @@ class ImplementationProcess:
                 answer_id, said = _parse_answer(line)
             except ValueError:
                 self._process.kill()  # nothing it says afterwards can be trusted
-                self._fail_all(f"malformed answer line: {line[:200]!r}")
+                self._fail_all(f"malformed answer line: {line[:200]!r}", ProblemKind.PROTOCOL)
                 return
             with self._lock:
                 future = self._waiting.pop(answer_id, None) if isinstance(answer_id, int | str) else None
             if future is None:
                 self._process.kill()  # nothing it says afterwards can be trusted
-                self._fail_all(f"answer for an id that is not in flight: {answer_id!r}")
+                self._fail_all(f"answer for an id that is not in flight: {answer_id!r}", ProblemKind.PROTOCOL)
                 return
             if isinstance(said, str):
-                future.set_exception(ImplementationFailure(f"implementationError {said}", self.stderr_tail()))
+                future.set_exception(ImplementationFailure(f"implementationError {said}", self.stderr_tail(),
+                                                           ProblemKind.CRASH))
             elif isinstance(said, ProtocolErrorAnswer):
                 future.set_exception(said)
             else:
                 future.set_result(said)
         code = self._process.wait()
-        self._fail_all(f"the implementation exited (code {code}) with requests unanswered")
+        self._fail_all(f"the implementation exited (code {code}) with requests unanswered", ProblemKind.CRASH)
 
     def send(self, request: Mapping[str, Any]) -> Future:
         """Send one request (an id is added); its answer arrives on the returned Future."""
@@ -212,7 +224,8 @@ class ImplementationProcess:
         try:
             return future.result(timeout=timeout)
         except FutureTimeout:
-            raise ImplementationFailure(f"no answer within {timeout} s (hang)", self.stderr_tail()) from None
+            raise ImplementationFailure(f"no answer within {timeout} s (hang)", self.stderr_tail(),
+                                        ProblemKind.HANG) from None
 
     def hello(self, timeout: float = 60.0) -> dict[str, Any]:
         """The handshake: the implementation's description, or ImplementationFailure if it is not version 1."""
@@ -220,7 +233,7 @@ class ImplementationProcess:
         described = answer.output
         if answer.error is not None or not isinstance(described, dict) or described.get("version") != VERSION:
             what = f"hello answered {answer!r}, not protocol version {VERSION}"
-            raise ImplementationFailure(what, self.stderr_tail())
+            raise ImplementationFailure(what, self.stderr_tail(), ProblemKind.PROTOCOL)
         return described
 
     def call(self, op: str, args: Mapping[str, Any], now: str, timeout: float = 120.0) -> Answer:
@@ -354,7 +367,7 @@ class ImplementationPool:
         if described.get("projectId") != project_id:
             process.close(timeout=5)
             raise ImplementationFailure("hello named another project than the one it was started with",
-                                        process.stderr_tail())
+                                        process.stderr_tail(), ProblemKind.PROTOCOL)
         return process, described
 
     def call(self, emulator_host: str, project_id: str, op: str, args: Mapping[str, Any], now: str) -> Answer:

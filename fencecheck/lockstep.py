@@ -51,17 +51,36 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from fencecheck.errors import CheckFailed
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
+from fencecheck.problems import Problem, ProblemKind, kind_of_exception
 
 __all__ = ["FULL_CHECK_EVERY", "Lockstep", "LockstepMismatch", "OnceClock", "replay"]
 
 Observed = dict[str, Any] | str | None  # an output's to_json(), an error code, or None for a fault
 
 
-class LockstepMismatch(AssertionError):
-    """The reference disagreed with the model (answer, stored documents, update times or audit chain)."""
+class LockstepMismatch(CheckFailed):
+    """The implementation disagreed with the model (answer, stored documents, update times or audit chain):
+    `kind` contract; or a step where it raised instead of answering: `kind` the raised exception's
+    (`fencecheck.problems.kind_of_exception`: crash, or an exec: implementation's hang or protocol failure).
+    `problem` is the mismatch as the one structured finding it carries."""
+
+    def __init__(self, text: str, kind: ProblemKind = ProblemKind.CONTRACT) -> None:
+        super().__init__(text, (Problem(kind, text),))
+
+    @property
+    def problem(self) -> Problem:
+        return self.problems[0]
+
+    @property
+    def kind(self) -> ProblemKind:
+        return self.problem.kind
+
+    def __reduce__(self) -> tuple[Any, ...]:  # rebuilt from (text, kind), not from the base's arguments
+        return type(self), (self.message, self.kind)
 
 
 class OnceClock:
@@ -152,9 +171,10 @@ class Lockstep:
             try:
                 with self._client_for(op, db) as client:
                     observed = plugin.answer(self.system, client, op, clock)
-            except Exception as error:  # a crash is a disagreement too; report it with the program
+            except Exception as error:  # a crash is a disagreement too, of the crash's kind; reported with the program
                 self.state = new_state
-                raise self._mismatch(op, [f"the implementation raised {type(error).__name__}: {error}"]) from error
+                raise self._mismatch(op, [f"the implementation raised {type(error).__name__}: {error}"],
+                                     kind_of_exception(error)) from error
         self.state = new_state
         self._pending.add(h)
         self._since_project += 1
@@ -329,7 +349,7 @@ class Lockstep:
     def program(self) -> list[str]:
         return [self.plugin.describe_op(op, epoch=self.epoch) for op in self.ops]
 
-    def _mismatch(self, op: Any, lines: list[str]) -> LockstepMismatch:
+    def _mismatch(self, op: Any, lines: list[str], kind: ProblemKind = ProblemKind.CONTRACT) -> LockstepMismatch:
         self.mismatched = True
         where = "before any operation"
         if op is not None:
@@ -347,7 +367,7 @@ class Lockstep:
                 *listing,
             ]
         )
-        return LockstepMismatch(self.plugin.shorten(text, self.state))
+        return LockstepMismatch(self.plugin.shorten(text, self.state), kind)
 
 
 def _document_problems(stored: Mapping[str, Stored], expected: Mapping[str, Any]) -> list[str]:

@@ -26,6 +26,12 @@ is an error, never a skip.
 
 The process that owns the emulator writes ``artifacts/emulator/session-<worker>.json`` (host, log
 path, lock-timeout count, versions) at the end, as evidence for reports.
+
+A failing test whose exception carries structured problems (``fencecheck.errors.CheckFailed``: the suites'
+assertions, ``LockstepMismatch``, an invariant check; on the exception, its causes, or the members of an
+exception group) records their kinds as the JUnit property ``fencecheck_problem_kinds`` (``contract``,
+``crash,contract``, ...): how ``fencecheck gate --known-bad`` and its replays learn what each failure was
+(fencecheck.failures), never from the message's text.
 """
 
 from __future__ import annotations
@@ -53,7 +59,9 @@ from fencecheck.emulator import (
     start_emulator,
 )
 from fencecheck.emulator_discovery import ENV_HOST
+from fencecheck.failures import KINDS_PROPERTY as PROBLEM_KINDS_PROPERTY  # the gate reads it back from JUnit
 from fencecheck.plugins import SYSTEM_NAMES
+from fencecheck.problems import kinds_of, problems_in
 
 if TYPE_CHECKING:
     from google.cloud import firestore
@@ -283,6 +291,18 @@ def _add_selection_options(parser: pytest.Parser) -> None:
         help=f"deselect the tests marked {CATALOGUE_MARKER} (known-bad catalogues): a gate against one "
         "implementation asks whether the suites catch it, not whether they catch every variant",
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing test's structured problem kinds, as a user property of the test (JUnit writes it with the
+    teardown's report, which copies the item's properties: so it goes on the item)."""
+    report = yield
+    if report.failed and call.excinfo is not None:
+        found = problems_in(call.excinfo.value)
+        if found:
+            item.user_properties.append((PROBLEM_KINDS_PROPERTY, ",".join(kinds_of(found))))
+    return report
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselection sees the markers

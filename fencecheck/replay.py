@@ -28,12 +28,13 @@ from typing import Any
 import attrs
 
 from fencecheck.errors import CounterexampleError, FencecheckError, SystemNotFoundError, UsageError
-from fencecheck.failures import Replay, exception_text, summarize
+from fencecheck.failures import Replay, exception_text, recorded_kinds, summarize
 from fencecheck.linearizability import check
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.parallel.case import load_counterexample as load_parallel_counterexample
 from fencecheck.parallel.case import recheck_parallel, replay_parallel_case
 from fencecheck.plugins import plugin as plugin_named
+from fencecheck.problems import Problem, kinds_of, verdict_problem
 from fencecheck.replay_contest import load_contest, replay_contest
 from fencecheck.systems import DEFAULT_SYSTEM, describe_system, resolve_implementation, system_of_spec
 
@@ -50,10 +51,12 @@ EXPECTED = (
 
 @dataclass
 class Outcome:
-    """What a replay found: `still_fails`, and the lines that say why (printed as they are)."""
+    """What a replay found: `still_fails`, the lines that say why (printed as they are), and `problems`: what it
+    found, each of its kind (fencecheck.problems; the gate's replays judge by them)."""
 
     still_fails: bool
     lines: list[str] = field(default_factory=list)
+    problems: tuple[Problem, ...] = ()
 
 
 def kind_of(path: Path) -> str:
@@ -131,8 +134,9 @@ def _pytest_command(path: Path, junit: Path) -> list[str]:
     return command
 
 
-def _junit_failure(junit: Path) -> tuple[str, str] | None:
-    """("failure" or "error", the exception text) of the first test that did not pass, or None."""
+def _junit_failure(junit: Path) -> tuple[str, str, tuple[str, ...]] | None:
+    """("failure" or "error", the exception text, the problem kinds the test recorded) of the first test that did
+    not pass, or None."""
     try:
         root = ElementTree.fromstring(junit.read_text(encoding="utf-8"))
     except (OSError, ElementTree.ParseError):
@@ -141,7 +145,7 @@ def _junit_failure(junit: Path) -> tuple[str, str] | None:
         for tag in ("failure", "error"):
             element = case.find(tag)
             if element is not None:
-                return tag, exception_text(element)
+                return tag, exception_text(element), recorded_kinds(case)
     return None
 
 
@@ -162,8 +166,9 @@ def replay_program(
     if done.returncode == 0:
         return Outcome(False, [*lines, "no longer fails: every step agrees with the model"])
     if done.returncode == 1 and failure is not None and failure[0] == "failure":
-        text = failure[1]
-        return Outcome(True, [*lines, f"still fails: {summarize(text)[0]}", *_cut(text, limit=40)])
+        text, kinds = failure[1], failure[2]
+        found = tuple(Problem(kind, summarize(text)[0]) for kind in kinds)
+        return Outcome(True, [*lines, f"still fails: {summarize(text)[0]}", *_cut(text, limit=40)], found)
     reason = summarize(failure[1])[0] if failure else (output.strip().splitlines() or ["(no output)"])[-1]
     raise FencecheckError(
         f"{path} could not be replayed: pytest exited with code {done.returncode} ({reason}). Run it directly "
@@ -179,8 +184,8 @@ def _verdict_lines(verdict: Any) -> list[str]:
 
 
 def replay_saved_contest(path: Path, emulator: Any, saved: Any = None) -> Outcome:
-    still, lines = replay_contest(saved or load_contest(path), emulator, _verdict_lines)
-    return Outcome(still, lines)
+    found, lines = replay_contest(saved or load_contest(path), emulator, _verdict_lines)
+    return Outcome(bool(found), lines, found)
 
 
 # --- generated concurrent programs ---------------------------------------------------------------------
@@ -203,8 +208,9 @@ def replay_parallel_program(path: Path, emulator: Any, system: Any, repeat: int)
     result = replay_parallel_case(path, emulator, repeat=repeat, system=system)
     lines += _cut(result.summary(), limit=40)
     if result.failed:
-        return Outcome(True, [*lines, f"still fails ({result.classification})"])
-    return Outcome(False, [*lines, f"no longer fails in {len(result.repetitions)} runs"])
+        return Outcome(True, [*lines, f"still fails ({result.classification})"], result.findings())
+    # contended repetitions are no failure of the contract, and no pass either: their problems say so
+    return Outcome(False, [*lines, f"no longer fails in {len(result.repetitions)} runs"], result.findings())
 
 
 # --- against another implementation (`replay PATH --system SPEC`, the gate's replays) ------------------
@@ -312,26 +318,29 @@ def run_prepared(prepared: Prepared, emulator: Any, repeat: int = DEFAULT_REPEAT
         return replay_program(copy, emulator.host, prepared.system)
 
 
-def saved_history_illegal(prepared: Prepared) -> bool:
-    """A race's (a): the saved history, re-checked by the pure checker, is illegal."""
+def saved_history_problems(prepared: Prepared) -> tuple[Problem, ...]:
+    """A race's (a): the saved history re-checked by the pure checker, as a problem (illegal: a contract
+    finding; unknown: undecided; ok: none)."""
     saved = prepared.loaded
-    return check(saved.history, plugin=saved.plugin, initial_state=saved.initial_state).status == "illegal"
+    verdict = check(saved.history, plugin=saved.plugin, initial_state=saved.initial_state)
+    found = verdict_problem(verdict.status, verdict.explain())
+    return () if found is None else (found,)
 
 
 def replay_both(path: Path, variant: str, emulator: Any, repeat: int = DEFAULT_REPEAT) -> Replay:
-    """The gate's two replays of a counterexample (fencecheck.known_bad_verdict): (a) against the variant it
-    must still fail (a race's or contest's: its saved history re-checked is illegal, since racing again is not
-    deterministic); (b) against the reference it must no longer fail. A file that cannot be replayed is a
-    Replay with a `problem` and neither answer."""
+    """The gate's two replays of a counterexample (fencecheck.known_bad_verdict), each reported as the kinds of
+    the problems it found: (a) against the variant (a race's or contest's: its saved history re-checked, since
+    racing again is not deterministic), which must show a contract finding; (b) against the reference, which must
+    show none. A file that cannot be replayed is a Replay with a `problem` and neither answer."""
     shown = str(path)
     try:
         on_variant = prepare(path, variant)
         on_reference = prepare(path, REFERENCE_SPEC)
         if on_variant.kind == "contest":
-            still = saved_history_illegal(on_variant)
+            found = saved_history_problems(on_variant)
         else:
-            still = run_prepared(on_variant, emulator, repeat).still_fails
-        passes = not run_prepared(on_reference, emulator, repeat).still_fails
+            found = run_prepared(on_variant, emulator, repeat).problems
+        against = run_prepared(on_reference, emulator, repeat).problems
     except FencecheckError as error:
         return Replay(shown, None, None, str(error).splitlines()[0].split(" Expected ")[0])
-    return Replay(shown, still, passes)
+    return Replay(shown, kinds_of(found), kinds_of(against))

@@ -30,6 +30,7 @@ from fencecheck.linearizability import check
 from fencecheck.lockstep import LockstepMismatch
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
+from fencecheck.problems import Problem, verdict_problem
 
 EXPECTED = ("Expected a saved race: counterexamples/race-<system>_<scenario>-<id>.json or "
             "artifacts/races/<system>_<scenario>-<n>.json.")
@@ -75,8 +76,9 @@ def load_contest(path: Path) -> SavedContest:
                         setup_state(plugin, rebuilt.setup), data.get("verdict"))
 
 
-def replay_contest(saved: SavedContest, emulator: Any, explain: Any) -> tuple[bool, list[str]]:
-    """(a) and (b) of the module doc; returns (still fails, lines). `explain(verdict)` gives a verdict's lines."""
+def replay_contest(saved: SavedContest, emulator: Any, explain: Any) -> tuple[tuple[Problem, ...], list[str]]:
+    """(a) and (b) of the module doc; returns (what (b) found, each problem of its kind: it still fails unless
+    empty; lines). `explain(verdict)` gives a verdict's lines."""
     implementation = saved.plugin.resolve(saved.implementation)
     spec = saved.plugin.spec_of(implementation)
     name = contest.qualified_name(saved.plugin, saved.contest.scenario)
@@ -90,15 +92,16 @@ def replay_contest(saved: SavedContest, emulator: Any, explain: Any) -> tuple[bo
     try:
         run = contest.run_contest(db, saved.contest, plugin=saved.plugin, implementation=implementation)
     except LockstepMismatch as mismatch:
-        return True, [*lines, f"re-executed at {emulator.host}: the setup already disagrees with the model",
-                      *str(mismatch).splitlines()[:15], "still fails"]
+        return (mismatch.problem,), [*lines, f"re-executed at {emulator.host}: the setup already disagrees with the "
+                                     f"model", *str(mismatch).splitlines()[:15], "still fails"]
     except RuntimeError as error:  # the harness itself (a broken barrier, a crashed racer thread)
         raise FencecheckError(f"the contest could not be run again: {error}") from None
     finally:
         emulator.reset(project)
         close_client(db)
     lines += [f"re-executed at {emulator.host} with the same setup and calls: {run.verdict.status}",
-              *explain(run.verdict), *(f"  problem: {p}" for p in run.problems)]
-    still = not run.verdict.ok or bool(run.problems)
-    lines.append("still fails" if still else "no longer fails (this run's interleaving was linearizable)")
-    return still, lines
+              *explain(run.verdict), *(f"  problem ({p.kind.value}): {p.text}" for p in run.problems)]
+    verdict_found = verdict_problem(run.verdict.status, run.verdict.explain())
+    found = (*([verdict_found] if verdict_found is not None else []), *run.problems)
+    lines.append("still fails" if found else "no longer fails (this run's interleaving was linearizable)")
+    return found, lines

@@ -1,5 +1,6 @@
 """Variants that only crash: every transaction raises `NameError` (a misspelt name in the reference's `_run`), the
-way a broken harness or a careless edit would. They are not in the catalogues (nothing in them breaks a rule of
+way a broken harness or a careless edit would; or the lantern's racing operations raise a RuntimeError whose
+message spans lines (`lantern_multi_line_crash`). They are not in the catalogues (nothing in them breaks a rule of
 the contract); the known-bad runners' own tests use them to show that a crash is reported `error`, never
 `caught` (fencecheck.known_bad_verdict). Built with the catalogue's mechanism (`known_bad.loader`), loaded once
 per process.
@@ -18,6 +19,10 @@ from known_bad.loader import load_reference_copy, mutate
 
 JOURNAL_SPEC = "known_bad.journal:name-error"
 LANTERN_SPEC = "known_bad.lantern:name-error"
+LANTERN_CRASH_SPEC = "known_bad.lantern:multi-line-crash"
+# A crash whose message spans lines, as an exec: implementation's stderr tail does: what a line-bound text rule
+# once misread as a property of the contract.
+MULTI_LINE_CRASH = "raise RuntimeError('BUG: a crash\\nTraceback (most recent call last):\\n  boom')"
 
 
 @functools.cache
@@ -51,3 +56,13 @@ def lantern_name_error(*operations: str) -> LanternSystem:
                       + "  # BUG: NameError"),)
     alias = "lantern_crashing_" + "_".join(operations or ("all",))
     return LanternSystem.of(LANTERN_SPEC, load_fresh_copy(alias, edits))
+
+
+@functools.cache
+def lantern_multi_line_crash(*operations: str) -> LanternSystem:
+    """The reference lantern, except that the named operations (the racing ones of a scenario: `light_lantern`,
+    `extinguish_lantern`, `read_active_lanterns`) raise a RuntimeError whose message spans three lines."""
+    edits = tuple(Edit(f"api.{name}", _LANTERN_LINES[name], f"{MULTI_LINE_CRASH}  # BUG: a multi-line crash\n"
+                       f"{_LANTERN_LINES[name]}") for name in operations)
+    alias = "lantern_multi_line_crash_" + "_".join(operations)
+    return LanternSystem.of(LANTERN_CRASH_SPEC, load_fresh_copy(alias, edits))

@@ -5,13 +5,16 @@ the reference when calls run one at a time), the parallel property runs against 
 `known_bad_examples` (the run stops at the first failing program) and no example database (a warm database
 would replay last run's counterexample at once and hide a loss of reach of the strategy).
 
-Caught is the one rule of fencecheck.known_bad_verdict: the reported (shrunk) case failed a property of the
+Caught is the one rule of fencecheck.known_bad_verdict, judged from the repetitions' structured problems
+(`CaseResult.findings`, each of the kind it was found as): the reported (shrunk) case failed a property of the
 contract (an illegal history, a structural invariant, the clock read twice, a prefix call that disagreed with
-the model) in none of its repetitions by an error (a foreign exception such as a `NameError`, a hung branch, a
-prefix call that raised; an `unknown` verdict only when nothing else failed), and its counterexample file is a
+the model) in none of its repetitions by an error (a foreign exception such as a `NameError`, an exec:
+implementation's crash or broken protocol, a prefix call that raised: error; a hung branch or call: timeout;
+an `unknown` verdict or contention only when nothing else failed: error), and its counterexample file is a
 true reproduction: an illegal saved history re-checks as illegal (pure, so not at the mercy of a race), a
-structural failure shows again when the program runs against the variant, and the same program run against the
-real reference passes, once through `replay_parallel(path, db)` and in every one of R repetitions. The result
+structural failure shows a contract finding again when the program runs against the variant, and the same
+program run against the real reference passes, once through `replay_parallel(path, db)` and in every one of R
+repetitions. The result
 is written once, after every check. The test then also requires the failure not to be in the prefix (the bug
 needed a race: a prefix failure would mean the variant is not concurrency-only, i.e. the sequential
 catalogue's job).
@@ -35,18 +38,7 @@ import attrs
 import pytest
 from hypothesis import Phase, settings
 
-from fencecheck.known_bad_verdict import (
-    CONTRACT,
-    Finding,
-    KnownBadVerdict,
-    bound_warning,
-    errors_in,
-    judge,
-    mismatch_finding,
-    problem_finding,
-    verdict_finding,
-)
-from fencecheck.known_bad_verdict import error as harness_error
+from fencecheck.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
 from fencecheck.parallel import (
     FAILS_IN_PREFIX,
     Budget,
@@ -63,10 +55,12 @@ from fencecheck.parallel.case import CaseResult
 from fencecheck.parallel.minimize import MIN_BRANCHES
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin
+from fencecheck.problems import Problem, verdict_problem
 from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
 from known_bad.crashing import journal_name_error
 from known_bad.journal import CONCURRENT_VARIANTS, variant
 from parallel_tests.conftest import artifacts_dir, counterexamples_dir
+from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
 
 pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 
@@ -78,18 +72,9 @@ class KnownBadWarning(UserWarning):
     """A bound that did not hold but decides nothing (a shrunk program larger than expected)."""
 
 
-def case_findings(case: CaseResult) -> list[Finding]:
-    """Every failing repetition of a case as findings (contract properties or errors)."""
-    found: list[Finding] = []
-    for repetition in case.failures:
-        if repetition.status == "prefix":
-            found.append(mismatch_finding(repetition.prefix_mismatch or "a prefix call disagreed"))
-            continue
-        verdict = repetition.verdict
-        own = [f for f in (verdict and verdict_finding(verdict.status, verdict.explain()),) if f is not None]
-        own += [problem_finding(problem) for problem in repetition.problems]
-        found += own or [harness_error(f"repetition {repetition.status} without a verdict or a problem")]
-    return found
+def case_findings(case: CaseResult) -> tuple[Problem, ...]:
+    """Everything a case's repetitions found, each problem of the kind it was found as (fencecheck.problems)."""
+    return case.findings()
 
 
 JOURNAL = plugin("journal")
@@ -147,8 +132,9 @@ def judge_parallel_variant(api: Any, *, projects: ProjectSource, emulator: Any, 
         f"({len(case.failures)}/{len(case.repetitions)}); {outcome.seconds:.1f} s in all; {relative}"
     )
     found = case_findings(case)
-    if path is None or errors_in(found):
-        return Judged(judge(found, reproduction="no counterexample saved"), fields, case, path)
+    early = run_verdict(found)
+    if path is None or early is not None:  # an error or a hang: nothing to replay
+        return Judged(early or judge(found, reproduction="no counterexample saved"), fields, case, path)
     # Shrinking is time-capped (Budget.shrink_seconds, minimize_seconds): the size it reaches depends on load.
     bounds = [
         *bound_warning("the shrunk program's branches", size.branches, MIN_BRANCHES),
@@ -157,25 +143,26 @@ def judge_parallel_variant(api: Any, *, projects: ProjectSource, emulator: Any, 
     ]
     saved = load_counterexample(path)
     status = saved.data["failure"]["status"] if saved.data.get("failure") else None
+    replay: tuple[Problem, ...]
     if status == "illegal":
         rechecked = recheck_parallel(path)
-        replays = rechecked is not None and rechecked.status == "illegal"
+        again = None if rechecked is None else verdict_problem(rechecked.status, rechecked.explain())
+        replay = () if again is None else (again,)
         how = f"{relative}: the saved history re-checked as {rechecked and rechecked.status}"
     elif status == "prefix":
-        replays = _on_fresh_project(projects, path, api).status == "prefix"
+        replay = _on_fresh_project(projects, path, api).findings()
         how = f"{relative}: the prefix run again against the variant"
     else:
-        again = replay_parallel_case(path, emulator, repeat=repeat, system=api)
-        again_found = case_findings(again)
-        replays = any(f.kind == CONTRACT for f in again_found) and not errors_in(again_found)
-        how = f"{relative}: run again against the variant ({again.classification})"
+        again_case = replay_parallel_case(path, emulator, repeat=repeat, system=api)
+        replay = case_findings(again_case)
+        how = f"{relative}: run again against the variant ({again_case.classification})"
     once = _on_fresh_project(projects, path, system.reference)
-    again = replay_parallel_case(path, emulator, repeat=repeat, system=system.reference)
-    passes = once.passed and not again.failed
-    if not passes:
-        how += f"; against the reference: {once.explain() or again.summary()}"
-    return Judged(judge(found, replays_on_variant=replays, passes_on_reference=passes, reproduction=how,
-                        warnings=bounds), fields, case, path)
+    again_case = replay_parallel_case(path, emulator, repeat=repeat, system=system.reference)
+    against = (*once.findings(), *case_findings(again_case))
+    if against:
+        how += f"; against the reference: {once.explain() or again_case.summary()}"
+    return Judged(judge(found, replay=replay, reference=against, reproduction=how, warnings=bounds),
+                  fields, case, path)
 
 
 def catch_parallel_variant(judge_it: Any, *, name: str, v: Any, system: SystemPlugin, label: str,
@@ -229,3 +216,18 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(projects,
         counterexamples=tmp_path, root=tmp_path, shrink_seconds=0, minimize_seconds=0,
     )
     assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict
+
+
+@pytest.mark.parametrize("how", sorted(MISBEHAVIOURS))
+def test_an_exec_implementation_that_crashes_hangs_or_breaks_the_protocol_is_no_catch(how, projects, emulator,
+                                                                                      tmp_path):
+    # Its first call fails (a prefix call or a branch's): a crash with a multi-line message, a call never
+    # answered, a malformed answer. One program, one repetition, no shrinking: the verdict is all this checks.
+    with misbehaving_journal(how) as system:
+        judged = judge_parallel_variant(
+            system, projects=projects, emulator=emulator, repeat=1,
+            run_settings=parallel_settings(database=None, max_examples=1, phases=[Phase.generate]),
+            counterexamples=tmp_path, root=tmp_path, shrink_seconds=0, minimize_seconds=0,
+        )
+    assert judged.verdict.status == VERDICTS[MISBEHAVIOURS[how]], judged.verdict
+    assert "ImplementationFailure" in judged.verdict.reason, judged.verdict

@@ -15,8 +15,10 @@ import pytest
 
 from fencecheck import hypothesis_profiles
 from fencecheck.contest_results import write_json
+from fencecheck.errors import CheckFailed
 from fencecheck.parallel import PASSES, run_property
 from fencecheck.plugins import plugin
+from fencecheck.problems import contention
 from fencecheck.pytest_plugin import wire_mix
 from fencecheck.report.parallel import ParallelRun, write_parallel_run
 from fencecheck.systems import describe_system, reference_run
@@ -64,12 +66,19 @@ def write_wire_faults(config, outcome, name: str, system: str) -> None:
         write_json(path, {"seed": outcome.wire_seed, "kinds": outcome.wire_faults, "system": system})
 
 
+def assert_failed_cases(outcome) -> None:
+    """No program failed; a failing case's findings, each of its kind, travel with the failure (the project's
+    pytest plug-in records them for the gate)."""
+    if outcome.failed:
+        raise CheckFailed(outcome.message(), outcome.case.findings())
+
+
 def assert_reference_passed(outcome) -> None:
-    assert not outcome.failed, outcome.message()
-    assert not outcome.contended, (  # after the contract: a proven failure above outweighs it
-        f"{outcome.contended_repetitions} repetition(s) had too few definite answers to judge (contention, not a "
-        f"contract verdict); the first:\n{outcome.contention}"
-    )
+    assert_failed_cases(outcome)
+    if outcome.contended:  # after the contract: a proven failure above outweighs it
+        message = (f"{outcome.contended_repetitions} repetition(s) had too few definite answers to judge "
+                   f"(contention, not a contract verdict); the first:\n{outcome.contention}")
+        raise CheckFailed(message, (contention(message),))
     assert outcome.examples > 0, "no parallel program ran"
     assert outcome.contested_examples == outcome.examples, "every generated program must contest a key"
 

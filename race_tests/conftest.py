@@ -31,7 +31,7 @@ import pytest
 from fencecheck.contest import qualified_name
 from fencecheck.contest_results import write_json
 from fencecheck.definite import scenario_contention
-from fencecheck.errors import FencecheckError
+from fencecheck.errors import CheckFailed, FencecheckError
 from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
 from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
@@ -206,9 +206,11 @@ def assert_contest_passed(scenario: Any, race_repeat: int, result: Any, *, invar
     elif result.verdict != "ok":
         failures.append(f"the history is not linearizable ({where}):\n{result.explanation}")
     if result.problems:
-        failures.append(f"{invariants} or harness checks broken:\n" + "\n".join(result.problems))
+        failures.append(f"{invariants} or harness checks broken:\n" + "\n".join(map(str, result.problems)))
     if result.promise_problems:
-        failures.append(f"{promise} ({scenario.promise_text}) is broken:\n" + "\n".join(result.promise_problems))
+        failures.append(f"{promise} ({scenario.promise_text}) is broken:\n"
+                        + "\n".join(map(str, result.promise_problems)))
     if result.contention is not None:  # last: a contract finding above outweighs it
         failures.append(f"{result.contention}\n{result.degree}")
-    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)
+    if failures:  # each finding's kind travels with the failure (fencecheck.pytest_plugin records it for the gate)
+        raise CheckFailed(f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures), result.findings())

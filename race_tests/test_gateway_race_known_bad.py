@@ -56,7 +56,7 @@ def test_concurrent_gateway_variant_is_caught(
     failing = f"{request.node.nodeid}: {scenario.name}'s linearizability and promise ({scenario.promise_text})"
     record = known_bad_recorder(artifacts, name=f"gateway-race-{variant.name}", rule=variant.rule,
                                 failing_property=failing)
-    again: list[tuple[bool, list[str]]] = []
+    again: list[tuple[Any, list[str]]] = []  # (what the replay found, its lines)
     on_reference, reference_lines, replayed = True, [], []
     try:
         judged = judge_variant(scenario, GATEWAY.resolve(variant.system_spec), reference=GATEWAY.resolve(None),

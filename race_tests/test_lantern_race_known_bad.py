@@ -24,7 +24,7 @@ import pytest
 
 from fencecheck.plugins.lantern import LANTERN
 from fencecheck.report.artifacts import known_bad_recorder
-from known_bad.crashing import lantern_name_error
+from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
 from known_bad.lantern import VARIANTS
 from race_tests.conftest import counterexamples_dir
 from race_tests.lantern_scenarios import BY_NAME
@@ -97,12 +97,15 @@ def test_every_catalogue_scenario_has_its_raced_operations() -> None:
     assert {variant.scenario for variant in CONCURRENT} <= RACED.keys()
 
 
+@pytest.mark.parametrize("crashing", [lantern_name_error, lantern_multi_line_crash], ids=["name-error", "multi-line"])
 @pytest.mark.parametrize("scenario", sorted(RACED))
 def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(
-    scenario: str, emulator: Any, project_id: str, firestore_db: Any, tmp_path: Path,
+    scenario: str, crashing: Any, emulator: Any, project_id: str, firestore_db: Any, tmp_path: Path,
 ) -> None:
-    # Its racing calls raise NameError (a foreign exception: only the system's error may escape): no catch.
-    judged = judge_variant(BY_NAME[scenario], lantern_name_error(*RACED[scenario]), reference=LANTERN.resolve(None),
+    # Its racing calls raise NameError, or a RuntimeError whose message spans lines (a foreign exception: only the
+    # system's error may escape; a crash, whatever its text): no catch.
+    judged = judge_variant(BY_NAME[scenario], crashing(*RACED[scenario]), reference=LANTERN.resolve(None),
                            db=firestore_db,
                            emulator=emulator, project_id=project_id, counterexamples=tmp_path)
-    assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict
+    said = "NameError" if crashing is lantern_name_error else "BUG: a crash\nTraceback"
+    assert judged.verdict.status == "error" and said in judged.verdict.reason, judged.verdict

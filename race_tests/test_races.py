@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from fencecheck.errors import CheckFailed
 from fencecheck.pytest_plugin import wire_mix
 from fencecheck.systems import reference_run
 from race_tests.conftest import artifacts_dir, counterexamples_dir, record_share, record_wire_faults
@@ -59,10 +60,11 @@ def assert_race_passed(scenario: Scenario, race_repeat: int, result: Any, run: A
     elif verdict.status != "ok":
         failures.append(f"the history is not linearizable ({where})\n{verdict.explain()}")
     if result.problems:
-        failures.append("structural invariants broken:\n" + "\n".join(result.problems))
+        failures.append("structural invariants broken:\n" + "\n".join(map(str, result.problems)))
     if result.promise_problems:
         failures.append(f"the seed's promise ({scenario.promise_text}) is broken:\n"
-                        + "\n".join(result.promise_problems))
+                        + "\n".join(map(str, result.promise_problems)))
     if result.contention is not None:  # last: a contract finding above outweighs it
         failures.append(f"{result.contention}\n{result.degree}")
-    assert not failures, f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures)
+    if failures:  # each finding's kind travels with the failure (fencecheck.pytest_plugin records it for the gate)
+        raise CheckFailed(f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures), result.findings())

@@ -41,6 +41,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, precondition, rule
 
 from fencecheck import coverage, hypothesis_profiles
+from fencecheck.errors import ContractFailure
 from fencecheck.lockstep import Lockstep
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
@@ -124,8 +125,9 @@ class Lease(NamedTuple):
     kind: str  # consume | provider | reconcile
 
 
-class InvariantViolated(AssertionError):
-    """The stored documents (equal to the model's) break G-INV-1..12."""
+class InvariantViolated(ContractFailure):
+    """The stored documents (equal to the model's) break G-INV-1..12: a contract finding
+    (fencecheck.errors.ContractFailure)."""
 
 
 def machine_settings() -> settings:

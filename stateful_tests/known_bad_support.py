@@ -6,7 +6,9 @@ variant) under the target's settings, in up to ROUNDS rounds, and passes when a 
 target's `detections` (a `LockstepMismatch`; for the lantern also a stored-invariant failure) and its
 counterexample file is a true reproduction: replayed against the variant it fails, replayed against the real
 reference it passes. A harness crash, or a variant that crashes instead of misbehaving (a step whose system
-raised something other than its error type), is an error (the one rule: fencecheck.known_bad_verdict). A shrunk
+raised something other than its error type: the mismatch's structured kind is crash, or an exec:
+implementation's hang or broken protocol), is an error or a timeout (the one rule: fencecheck.known_bad_verdict,
+judging the detections' and the replays' structured problems). A shrunk
 program longer than MAX_SHRUNK_STEPS operations is a warning (recorded with the result, and a pytest warning),
 not a failure: how far shrinking gets in its capped time depends on the machine's load.
 
@@ -53,11 +55,12 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.internal.conjecture import engine as conjecture_engine
 
 from fencecheck.counterexamples import write_counterexample
-from fencecheck.known_bad_verdict import CONTRACT, KnownBadVerdict, bound_warning, contract, judge, mismatch_finding
-from fencecheck.known_bad_verdict import error as harness_error
+from fencecheck.errors import CheckFailed
+from fencecheck.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
 from fencecheck.lockstep import Lockstep, LockstepMismatch, needs_wire, replay
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.journal import JOURNAL
+from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
 from fencecheck.wire.session import open_session
 from stateful_tests.machine_runner import ARTIFACTS, COUNTEREXAMPLES, ROOT, run_machine
@@ -83,9 +86,10 @@ def shrinking_budget(seconds: float) -> Iterator[None]:
         yield
 
 
-def crashed(mismatch: BaseException) -> bool:
-    """The system raised instead of answering (as opposed to answering or storing the wrong thing)."""
-    return "the implementation raised" in str(mismatch).split("model state after")[0]
+def crashed(mismatch: LockstepMismatch) -> bool:
+    """The system raised instead of answering (as opposed to answering or storing the wrong thing): the
+    mismatch's structured kind is not the contract's."""
+    return mismatch.kind is not ProblemKind.CONTRACT
 
 
 def failing_prefix(ops: Sequence[Any], api: Any, emulator: Any, project_id: str, db: Any, *,
@@ -205,33 +209,29 @@ def load_counterexample(path: Path) -> Any:
 
 
 def reproduction_checks(path: Path, api: Any, emulator: Any, project_id: str, db: Any, *,
-                        plugin: SystemPlugin = JOURNAL) -> tuple[bool, bool, str | None]:
-    """(replays against the variant as a failure, passes against the reference, what went wrong or None)."""
+                        plugin: SystemPlugin = JOURNAL,
+                        ) -> tuple[tuple[Problem, ...] | None, tuple[Problem, ...] | None, str | None]:
+    """(what the file's replay against the variant found, what its program found against the reference, what
+    went wrong or None); None: not replayed. Each found problem is the mismatch's, of its kind."""
     module = load_counterexample(path)
     if module.SYSTEM != api:
-        return False, False, f"{path.name} names {plugin.spec_of(module.SYSTEM)!r}, not the variant"
+        return None, None, f"{path.name} names {plugin.spec_of(module.SYSTEM)!r}, not the variant"
     try:
         emulator.reset(project_id)
         try:
             module.test_replay(db)
-        except LockstepMismatch:
-            pass
+        except CheckFailed as mismatch:
+            on_variant = mismatch.problems
         else:
-            return False, False, f"{path.name} passes against the variant: not a reproduction"
+            return (), None, f"{path.name} passes against the variant: not a reproduction"
         emulator.reset(project_id)
         try:
             replay(db, module.OPS, plugin=plugin)
-        except LockstepMismatch as error:
-            return True, False, f"{path.name} fails against the real reference too:\n{error}"
+        except CheckFailed as error:
+            return on_variant, error.problems, f"{path.name} fails against the real reference too:\n{error}"
     finally:
         emulator.reset(project_id)
-    return True, True, None
-
-
-def check_reproduction(path: Path, api: Any, emulator: Any, project_id: str, db: Any, *,
-                       plugin: SystemPlugin = JOURNAL) -> str | None:
-    """None when the file replays as a failure against the variant and passes against the reference."""
-    return reproduction_checks(path, api, emulator, project_id, db, plugin=plugin)[2]
+    return on_variant, (), None
 
 
 def _run_round(machine: type, target: Target, *, emulator: Any, project_id: str, db: Any) -> BaseException | None:
@@ -308,10 +308,18 @@ def judge_target(target: Target, *, emulator: Any, project_id: str, db: Any, fai
         verdict = _judge(target, fields, emulator=emulator, project_id=project_id, db=db,
                          record_property=record_property)
     except Exception as error:
-        verdict, crash = judge([harness_error(f"the harness crashed: {type(error).__name__}: {error}")]), error
+        verdict, crash = judge([harness(f"the harness crashed: {type(error).__name__}: {error}")]), error
     found = f"{failing_property}: {verdict.reason.splitlines()[0]}" if verdict.caught else None
     record(verdict.status, found=found, warnings=verdict.warnings, **fields)
     return verdict, crash
+
+
+def _problems_of(failure: BaseException) -> tuple[Problem, ...]:
+    """A detection's structured problems (a LockstepMismatch's, an invariant check's ContractFailure); a
+    detection that carries none is the harness's failure, not evidence."""
+    if isinstance(failure, CheckFailed):
+        return failure.problems
+    return (harness(f"a detection without a structured finding: {type(failure).__name__}: {failure}"),)
 
 
 def _judge(target: Target, fields: dict[str, Any], *, emulator: Any, project_id: str, db: Any,
@@ -338,15 +346,15 @@ def _judge(target: Target, fields: dict[str, Any], *, emulator: Any, project_id:
         )
     detection = (machine.first_failure_at or time.monotonic()) - started
     fields["seconds"] = round(detection, 2)
-    finding = mismatch_finding(failure) if isinstance(failure, LockstepMismatch) else contract(str(failure))
-    if finding.kind != CONTRACT:
-        return judge([finding])
+    found = _problems_of(failure)
+    early = run_verdict(found)
+    if early is not None:  # a crash, a hang, a broken process protocol: nothing to replay
+        return early
 
     examples_to_detection = earlier_examples + (machine.examples_to_detection or machine.examples)
     programs = [program for program in (machine.final_programs or [machine.last_program]) if program]
     if not programs:
-        return judge([finding], replays_on_variant=False,
-                     reproduction="Hypothesis reported a failure but no program was recorded")
+        return judge(found, reproduction="Hypothesis reported a failure but no program was recorded")
     shrunk = min(programs, key=len)
 
     def fails(candidate: list) -> list | None:
@@ -354,14 +362,14 @@ def _judge(target: Target, fields: dict[str, Any], *, emulator: Any, project_id:
         return None if found is None else found[0]
 
     minimizing = time.monotonic()
-    found = failing_prefix(shrunk, api, emulator, project_id, db, plugin=plugin)
-    if found is None:
-        return judge([finding], replays_on_variant=False,
-                     reproduction=f"Hypothesis's shrunk program of {len(shrunk)} operations, replayed in lockstep")
-    program = minimize(found[0], fails, minimizing + MINIMIZE_SECONDS, partition_of=plugin.partition_of)
+    failing = failing_prefix(shrunk, api, emulator, project_id, db, plugin=plugin)
+    if failing is None:
+        return judge(found, reproduction=f"Hypothesis's shrunk program of {len(shrunk)} operations, replayed in "
+                                         f"lockstep")
+    program = minimize(failing[0], fails, minimizing + MINIMIZE_SECONDS, partition_of=plugin.partition_of)
     replayed = failing_prefix(program, api, emulator, project_id, db, plugin=plugin)
     if replayed is None or replayed[0] != program:
-        return judge([finding], replays_on_variant=False, reproduction="the minimized program")
+        return judge(found, reproduction="the minimized program")
     path = write_counterexample(
         COUNTEREXAMPLES,
         program,
@@ -389,11 +397,11 @@ def _judge(target: Target, fields: dict[str, Any], *, emulator: Any, project_id:
         f"{minimized_in:.1f} s; "
         f"{total:.1f} s in all; {relative}"
     )
-    replays, passes, problem = reproduction_checks(path, api, emulator, project_id, db, plugin=plugin)
+    on_variant, on_reference, problem = reproduction_checks(path, api, emulator, project_id, db, plugin=plugin)
     return judge(
-        [mismatch_finding(replayed[1])],
-        replays_on_variant=replays,
-        passes_on_reference=passes,
+        replayed[1].problems,
+        replay=on_variant,
+        reference=on_reference,
         reproduction=problem or relative,
         # Delta debugging stops at MINIMIZE_SECONDS: how small the program got depends on the machine's load.
         warnings=bound_warning("the shrunk program's length", len(program), MAX_SHRUNK_STEPS),

@@ -49,6 +49,7 @@ from hypothesis.stateful import (
 )
 
 from fencecheck import coverage, hypothesis_profiles
+from fencecheck.errors import ContractFailure
 from fencecheck.lockstep import Lockstep
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
@@ -109,8 +110,9 @@ doors = st.sampled_from(DOORS)
 retry_gaps = st.sampled_from(RETRY_GAPS)
 
 
-class InvariantViolated(AssertionError):
-    """The stored documents break INV-1..INV-5 (or SHAPE) in an example without injected faults."""
+class InvariantViolated(ContractFailure):
+    """The stored documents break INV-1..INV-5 (or SHAPE) in an example without injected faults: a contract
+    finding (fencecheck.errors.ContractFailure)."""
 
 
 class LanternCall(NamedTuple):

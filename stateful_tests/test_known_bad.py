@@ -47,6 +47,7 @@ from stateful_tests.known_bad_support import (
     outside_the_artifacts,
 )
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
+from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
 
 pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 
@@ -84,3 +85,18 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(emulator,
     assert crash is None
     assert verdict.status == "error" and "NameError" in verdict.reason, verdict
     assert json.loads((tmp_path / "known_bad" / "name-error.json").read_text())["status"] == "error"
+
+
+@pytest.mark.parametrize("how", sorted(MISBEHAVIOURS))
+def test_an_exec_implementation_that_crashes_hangs_or_breaks_the_protocol_is_no_catch(how, emulator, project_id,
+                                                                                      firestore_db, tmp_path):
+    # Its first step fails: a crash with a multi-line message (its stderr tail), a call that is never answered, a
+    # malformed answer. The step's mismatch says which (its structured kind): an error or a timeout, never caught.
+    with misbehaving_journal(how) as system:
+        target = Target(name=f"exec-{how}", result_name=f"exec-{how}", rule="none", description=f"exec: {how}",
+                        build=lambda: system, machine=JournalMachine, settings=TINY)
+        with outside_the_artifacts(tmp_path):
+            verdict, crash = judge_target(target, emulator=emulator, project_id=project_id, db=firestore_db,
+                                          failing_property="test", record_property=lambda _key, _value: None)
+    assert crash is None
+    assert verdict.status == VERDICTS[MISBEHAVIOURS[how]] and "ImplementationFailure" in verdict.reason, verdict

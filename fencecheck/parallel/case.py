@@ -44,6 +44,7 @@ from fencecheck.emulator_discovery import new_run_token, project_id_for
 from fencecheck.history import History
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.plugin import SystemPlugin
+from fencecheck.problems import Problem
 from fencecheck.wire.mix import FaultMix
 
 from .execute import CONTENTION, OK, PREFIX, Repetition, run_once
@@ -100,6 +101,11 @@ class CaseResult:
     @property
     def failed(self) -> bool:
         return bool(self.failures)
+
+    def findings(self) -> tuple[Problem, ...]:
+        """Everything the repetitions found wrong, each of its kind (fencecheck.problems), contention included
+        (it is no pass); empty when every repetition passed."""
+        return tuple(problem for repetition in self.repetitions for problem in repetition.findings())
 
     @property
     def classification(self) -> str:

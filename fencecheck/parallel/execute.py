@@ -14,7 +14,9 @@
    is recorded by one `Recorder`, with the wire faults that hit it.
 3. read back the whole project, and judge: the linearizability checker from the model state after the prefix,
    against the called partitions' stored documents; plus clock reads, foreign exceptions, hung branches,
-   documents outside every partition, and the system's own structural checks (`ParallelSpec.race_problems`:
+   documents outside every partition, and the system's own structural checks, each problem of its kind
+   (fencecheck.problems: a foreign exception is a crash, or an exec: implementation's hang or protocol; a hung
+   branch a hang; the rest contract findings) (`ParallelSpec.race_problems`:
    the journal's per-key invariants and whole-project read-back, the lantern's INV-1..5).
 
 Why threads and a barrier, never sleeps: the barrier is the only synchronization; how the calls then
@@ -36,6 +38,17 @@ from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder,
 from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
 from fencecheck.lockstep import Lockstep, LockstepMismatch, OnceClock
 from fencecheck.plugin import SystemPlugin
+from fencecheck.problems import (
+    Problem,
+    ProblemKind,
+    as_problems,
+    contention,
+    contract,
+    hang,
+    harness,
+    kind_of_exception,
+    verdict_problem,
+)
 from fencecheck.wire.lanes import Lane, WireLanes
 from fencecheck.wire.mix import FaultMix
 
@@ -58,6 +71,7 @@ class Attempt:
     aborts: int
     clock_reads: int
     unexpected: str | None = None  # an exception that is not the system's contract error
+    unexpected_kind: ProblemKind | None = None  # what it was (fencecheck.problems.kind_of_exception)
 
 
 @attrs.frozen
@@ -87,7 +101,9 @@ class Repetition:
     clock-read rule, a foreign exception, a hung branch or the whole-project read-back failed); contention
     (all that held, but fewer than 90% of the branch calls got a definite answer or the model's own
     unavailable answer, `fencecheck.definite`: the run shows nothing about the contract; neither a pass nor
-    a failure of it)."""
+    a failure of it). `problems` and `prefix_mismatch` are structured (fencecheck.problems): each of its kind,
+    set where it was found; `findings()` is everything the repetition found, the verdict's and contention's
+    included."""
 
     status: str
     project_id: str | None
@@ -95,8 +111,8 @@ class Repetition:
     branches: tuple[tuple[CallerRecord, ...], ...] = ()
     history: History | None = None
     verdict: Verdict | None = None
-    problems: tuple[str, ...] = ()
-    prefix_mismatch: str | None = None
+    problems: tuple[Problem, ...] = ()
+    prefix_mismatch: Problem | None = None  # the prefix call's LockstepMismatch (contract, or a crash's kind)
     contention: str | None = None  # fencecheck.definite's message when the branch calls' definite share is short
     race_seconds: float = 0.0
     checker_seconds: float = 0.0
@@ -108,16 +124,25 @@ class Repetition:
     def passed(self) -> bool:
         return self.status == OK
 
+    def findings(self) -> tuple[Problem, ...]:
+        """Everything this repetition found wrong, each of its kind (empty when it passed): the prefix's
+        mismatch, or the checker's verdict (illegal: contract; unknown), the problems and contention."""
+        if self.prefix_mismatch is not None:
+            return (self.prefix_mismatch,)
+        verdict = None if self.verdict is None else verdict_problem(self.verdict.status, self.verdict.explain())
+        found = (*([verdict] if verdict is not None else []), *self.problems)
+        return (*found, *([contention(self.contention)] if self.contention is not None else []))
+
     def explain(self) -> str:
         """Why the repetition failed (empty when it passed)."""
         if self.status == PREFIX:
-            return self.prefix_mismatch or ""
+            return self.prefix_mismatch.text if self.prefix_mismatch is not None else ""
         if self.status == CONTENTION:
             return self.contention or ""
         parts = []
         if self.verdict is not None and not self.verdict.ok:
             parts.append(self.verdict.explain())
-        parts += self.problems
+        parts += [p.text for p in self.problems]
         return "\n".join(parts)
 
 
@@ -125,7 +150,7 @@ def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Rec
                wire: Lane | None = None) -> Attempt:
     log = fresh_log(0, 0)
     clock = OnceClock(plugin.clock_of(op))
-    unexpected = None
+    unexpected, unexpected_kind = None, None
 
     def invoke(client: Any) -> Any:
         return plugin.invoke(implementation, client, op, clock, log)
@@ -140,7 +165,8 @@ def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Rec
         outcome = classifier(plugin, implementation)(error)
         if plugin.error_code(implementation, error) is None:
             unexpected = f"{type(error).__name__}: {error}"[:500]
-    return Attempt(op, outcome, log.attempts, log.aborts, clock.reads, unexpected)
+            unexpected_kind = kind_of_exception(error)
+    return Attempt(op, outcome, log.attempts, log.aborts, clock.reads, unexpected, unexpected_kind)
 
 
 def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, lanes: WireLanes | None, recorder: Recorder,
@@ -163,15 +189,18 @@ def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, lanes: WireL
     return tuple(records)
 
 
-def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tuple[str, ...]) -> list[str]:
+def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tuple[str, ...]) -> list[Problem]:
+    """A foreign exception (a crash, or an exec: implementation's hang or broken protocol) and a clock read other
+    than once (a contract finding), per attempt."""
     problems = []
     for lane, records in zip(lanes, branches, strict=True):
         for record in records:
             for attempt in record.attempts:
                 if attempt.unexpected is not None:
-                    problems.append(f"{lane}: raised {attempt.unexpected} (only the system's error may escape)")
+                    said = f"{lane}: raised {attempt.unexpected} (only the system's error may escape)"
+                    problems.append(Problem(attempt.unexpected_kind or ProblemKind.CRASH, said))
                 if attempt.attempts and attempt.clock_reads != 1:
-                    problems.append(f"{lane}: the clock was read {attempt.clock_reads} times (once per call)")
+                    problems.append(contract(f"{lane}: the clock was read {attempt.clock_reads} times (once per call)"))
     return problems
 
 
@@ -216,7 +245,7 @@ def run_once(
         for op in program.prefix:
             lockstep.run(op)
     except LockstepMismatch as mismatch:
-        return Repetition(PREFIX, project_id, prefix_mismatch=str(mismatch), seconds=time.perf_counter() - started)
+        return Repetition(PREFIX, project_id, prefix_mismatch=mismatch.problem, seconds=time.perf_counter() - started)
     initial = lockstep.state
     keys = program.keys()
     before = spec.before_race(db, keys)
@@ -259,13 +288,13 @@ def run_once(
     checker_seconds = time.perf_counter() - checking
 
     branches = tuple(records[i] or () for i in range(len(lanes)))
-    problems = [f"{lane}: still running when the harness gave up" for lane in hung]
+    problems = [hang(f"{lane}: still running when the harness gave up") for lane in hung]
     problems += _harness_problems(branches, lanes)
     if not spec.reports_strays:
-        problems += [f"{path}: stored outside every {plugin.partition_noun}" for path in strays]
-    problems += spec.race_problems(db, initial, keys, before, project)
-    if wire is not None:
-        problems += wire.rejection_problems()
+        problems += [contract(f"{path}: stored outside every {plugin.partition_noun}") for path in strays]
+    problems += as_problems(spec.race_problems(db, initial, keys, before, project))
+    if wire is not None:  # the harness's own fault injection did not hold: no evidence either way
+        problems += [harness(text) for text in wire.rejection_problems()]
     made = [record for lane in branches for record in lane]  # one record per branch call, retries inside
     last_ids = _last_call_ids(history, lanes, branches)
 

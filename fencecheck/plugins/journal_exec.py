@@ -33,6 +33,7 @@ from fencecheck.firestore_io import CommitFailureClient
 from fencecheck.history_codec import datetime_to_json
 from fencecheck.implementation_process import ImplementationPool, exec_command_of, parse_command
 from fencecheck.plugins.journal import ReferenceAPI
+from fencecheck.problems import ProblemKind
 
 SPEC_PREFIX = "journal:exec:"
 OPERATIONS = {
@@ -55,7 +56,10 @@ class ExecContractError(FencecheckError):
 
 
 class ExecFaultUnsupported(FencecheckError, RuntimeError):
-    """A fault the harness injects by wrapping the Python client, asked of an implementation in another process."""
+    """A fault the harness injects by wrapping the Python client, asked of an implementation in another process:
+    the harness's mistake (`problem_kind` harness), not the implementation's."""
+
+    problem_kind = ProblemKind.HARNESS
 
 
 def is_exec_spec(spec: str | None) -> bool:

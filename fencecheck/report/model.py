@@ -24,8 +24,9 @@ from .parallel import ParallelSection
 from .wire_faults import WireFaultSection
 from .wire_faults import warnings as wire_warnings
 
-# 1 was the gate's first, minimal evidence.json (suites and lock timeouts only); 2 had one system's coverage.
-SCHEMA_VERSION = 3
+# 1 was the gate's first, minimal evidence.json (suites and lock timeouts only); 2 had one system's coverage; 3 had
+# one `kind` ("contract" or "error") per failed test and true/false replays, not the problems' structured kinds.
+SCHEMA_VERSION = 4
 
 PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
 NOT_RUN = "not run"
@@ -498,7 +499,8 @@ class Run:
         )
 
 
-# Sections added to schema version 3 after its first files: absent from those, they read as "not run".
+# Sections added to schema version 3 after its first files (version 4 files always have them): absent, they read as
+# "not run".
 _ADDED_IN_VERSION = frozenset({"wireFaults"})
 
 _SECTION_TYPES = {

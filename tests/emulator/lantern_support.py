@@ -26,6 +26,7 @@ from google.cloud.firestore_v1.transaction import Transaction
 
 from fencecheck.contest import Racer, RacerRecord, race_callers
 from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN, LanternSystem
+from fencecheck.problems import Problem, ProblemKind, hang
 from known_bad.lantern import variant
 from model.lantern import (
     LANTERN_TTL,
@@ -159,18 +160,18 @@ class RecordingClient:
 @attrs.frozen
 class RaceOutcome:
     """What a race left: each operation's answer (in operation order; None for a racer that raised or never
-    returned) and the problems seen, one sentence each: `racer_problems` (a racer hung or raised something
-    other than the system's error) and `write_set_problems` (a commit sent during the race breaks
-    `write_set_violations`)."""
+    returned) and the problems seen, one sentence each: `racer_problems` (structured, fencecheck.problems: a
+    racer that never returned is a hang, one that raised something other than the system's error a crash) and
+    `write_set_problems` (a commit sent during the race breaks `write_set_violations`)."""
 
     answers: tuple[Answer | None, ...]
-    racer_problems: tuple[str, ...]
+    racer_problems: tuple[Problem, ...]
     write_set_problems: tuple[str, ...]
 
     @property
     def problems(self) -> tuple[str, ...]:
-        """Every problem (empty when the race was clean)."""
-        return self.racer_problems + self.write_set_problems
+        """Every problem's text (empty when the race was clean)."""
+        return tuple(p.text for p in self.racer_problems) + self.write_set_problems
 
 
 def race(
@@ -201,7 +202,8 @@ def race(
         join_timeout=timeout,
         label="race",
     )
-    crashed = [f"{r.racer.name} raised {call.unexpected}" for r in records for call in r.calls if call.unexpected]
+    crashed = [Problem(call.unexpected_kind or ProblemKind.CRASH, f"{r.racer.name} raised {call.unexpected}")
+               for r in records for call in r.calls if call.unexpected]
     write_set = [
         f"{problem} ({'applied' if commit.applied else 'not applied'}: {sorted(commit.paths)})"
         for commit in db.commits[sent_before:]
@@ -209,7 +211,7 @@ def race(
     ]
     return RaceOutcome(
         tuple(_answer(record) for record in records),
-        tuple([f"{name} never returned (after {timeout:g} s)" for name in hung] + crashed),
+        tuple([hang(f"{name} never returned (after {timeout:g} s)") for name in hung] + crashed),
         tuple(write_set),
     )
 

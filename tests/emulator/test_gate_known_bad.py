@@ -3,6 +3,9 @@ known-bad variant, its tests fail, the gate says the variant was caught (exit 0)
 and points at a counterexample that the gate itself replayed (still failing against the variant, passing against
 the reference) and that `fencecheck replay` confirms still fails.
 
+The failing tests' kinds (contract) reach the gate through their JUnit records, written by the project's pytest
+plug-in from the structured problems their exceptions carry; the replays report theirs the same way.
+
 The variant is the one the known-bad catalogue catches fastest (earlier-clock-finishes: two steps, caught in
 well under a second); most of this test's minute is Hypothesis shrinking the failing program.
 """
@@ -47,10 +50,13 @@ def test_gate_against_a_known_bad_variant_fails_and_points_at_a_replayable_count
     assert f"replay: .venv/bin/python -m fencecheck replay {found.group(1)}" in gate.stdout
     # The gate replayed it itself (the one definition of caught): still failing against the variant, passing
     # against the reference; failures.json records both.
-    assert "  replay against the variant: still fails\n  replay against the reference: passes\n" in gate.stdout
+    assert "  replay against the variant: still fails (contract)\n  replay against the reference: passes\n" \
+        in gate.stdout
     sidecar = json.loads((artifacts / "failures.json").read_text())
+    # The failing tests' kinds came from their JUnit records (the pytest plug-in), the replays' from theirs.
+    assert {tuple(f["kinds"]) for f in sidecar["failures"]} == {("contract",)}, sidecar["failures"]
     replays = [r for f in sidecar["failures"] for r in f["replays"] if r["counterexample"] == found.group(1)]
-    assert replays == [{"counterexample": found.group(1), "replays_on_variant": True, "passes_on_reference": True,
+    assert replays == [{"counterexample": found.group(1), "variant_kinds": ["contract"], "reference_kinds": [],
                         "problem": None}]
 
     markdown = (artifacts / "evidence.md").read_text()

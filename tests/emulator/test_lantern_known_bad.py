@@ -57,8 +57,9 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.document import DocumentReference
 
 from fencecheck import known_bad_verdict as verdicts
+from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
-from known_bad.crashing import lantern_name_error
+from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
 from known_bad.lantern import VARIANTS, variant
 from model.lantern import (
     DeleteVenue,
@@ -129,6 +130,9 @@ class DeadlineClient(RecordingClient):
 class Finding:
     property: str  # answer | order | documents | INV-n | SHAPE | write-set | unavailable | B1 contention | B1 latency
     detail: str
+    # What it is under the one rule (fencecheck.problems): a property of the contract, except a `race` finding,
+    # whose racer hung (a hang) or raised something other than the system's error (a crash).
+    kind: ProblemKind = ProblemKind.CONTRACT
 
     def __str__(self) -> str:
         return f"{self.property}: {self.detail}"
@@ -238,7 +242,7 @@ class Judge:
         during the race, applied or not)."""
         self.scenario_calls += len(ops)
         outcome = race(self.db, ops, logs, system=self.system)
-        self.findings += [Finding("race", problem) for problem in outcome.racer_problems]
+        self.findings += [Finding("race", problem.text, problem.kind) for problem in outcome.racer_problems]
         self.findings += [Finding("write-set", f"{problem} (in the race)") for problem in outcome.write_set_problems]
         self._commits_seen = len(self.db.commits)  # the race's commits are judged: not again after it
         return list(outcome.answers)
@@ -591,11 +595,10 @@ def test_seed_scenario_passes_against_the_reference(scenario, firestore_db):
     assert not verdict.caught, f"the real reference fails its own seed scenario:\n{verdict.explain()}"
 
 
-def finding_of(finding: Finding) -> verdicts.Finding:
-    """A seed finding under the one rule (fencecheck.known_bad_verdict): `race` (a racer that hung, or raised
-    something other than the system's error) is an error; every other property is the contract's."""
-    text = str(finding)
-    return verdicts.error(text) if finding.property == "race" else verdicts.contract(text)
+def finding_of(finding: Finding) -> Problem:
+    """A seed finding as a problem for the one rule (fencecheck.known_bad_verdict), of the kind it was found as:
+    a `race` racer that hung or crashed; every other property the contract's."""
+    return Problem(finding.kind, str(finding))
 
 
 @dataclass
@@ -628,26 +631,27 @@ def judge_seed_variant(system: LanternSystem, scenario: str, *, expected: set[st
             if expected <= runs[-1].properties:
                 break
     except Exception as crash:  # the harness (or the variant, outside the system's error) crashed
-        return Judged(verdicts.judge([verdicts.error(f"{type(crash).__name__}: {crash}")]), runs, round(seconds, 2))
+        return Judged(verdicts.judge([harness(f"{type(crash).__name__}: {crash}")]), runs, round(seconds, 2))
     caught = [run_ for run_ in runs if run_.caught]
     if not caught:
         return Judged(verdicts.judge([]), runs, round(seconds, 2))
     detecting = runs[-1] if runs[-1].caught else caught[0]  # caught by another property in an earlier run
     found = [finding_of(f) for run_ in runs for f in run_.findings]
-    if any(f.kind != verdicts.CONTRACT for f in found):
-        return Judged(verdicts.judge(found), runs, round(seconds, 2))
-
-    def shows_it(again: Verdict) -> bool:
-        return again.caught and all(finding_of(f).kind == verdicts.CONTRACT for f in again.findings)
-
+    early = verdicts.run_verdict(found)
+    if early is not None:  # a racer crashed or hung: nothing to replay
+        return Judged(early, runs, round(seconds, 2))
     try:
-        replays = any(shows_it(run(system)) for _ in range(repetitions))  # stops at the first that shows it
+        replay: list[Problem] = []
+        for _ in range(repetitions):  # until a run shows a finding again, as the detecting run did
+            replay = [finding_of(f) for f in run(system).findings]
+            if replay:
+                break
         reference = run(REFERENCE_LANTERN)
     except Exception as crash:
-        return Judged(verdicts.judge([verdicts.error(f"on replay: {type(crash).__name__}: {crash}")]), runs,
+        return Judged(verdicts.judge([harness(f"on replay: {type(crash).__name__}: {crash}")]), runs,
                       round(seconds, 2))
     first = [finding_of(f) for f in detecting.findings]
-    return Judged(verdicts.judge(first, replays_on_variant=replays, passes_on_reference=not reference.caught,
+    return Judged(verdicts.judge(first, replay=replay, reference=[finding_of(f) for f in reference.findings],
                                  reproduction=f"scenario {scenario} again; against the reference: "
                                  f"{reference.explain()}"), runs, round(seconds, 2))
 
@@ -704,3 +708,12 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(raising, 
     judged = judge_seed_variant(lantern_name_error(*raising), "double_extinguish", expected={"INV-3"},
                                 repetitions=1, db=firestore_db, emulator=emulator, project_id=project_id)
     assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict
+
+
+def test_a_racing_extinguish_that_crashes_with_a_multi_line_message_is_an_error_not_a_catch(emulator, project_id,
+                                                                                            firestore_db):
+    # The race's `race` finding is a crash by its kind, whatever its message says over how many lines.
+    judged = judge_seed_variant(lantern_multi_line_crash("extinguish_lantern"), "double_extinguish",
+                                expected={"INV-3"}, repetitions=1, db=firestore_db, emulator=emulator,
+                                project_id=project_id)
+    assert judged.verdict.status == "error" and "BUG: a crash\nTraceback" in judged.verdict.reason, judged.verdict

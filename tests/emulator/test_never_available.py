@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from fencecheck.known_bad_verdict import CAUGHT, CONTRACT
+from fencecheck.known_bad_verdict import CAUGHT
 from fencecheck.plugins.gateway import GATEWAY as GATEWAY_PLUGIN
 from fencecheck.plugins.lantern import LANTERN as LANTERN_PLUGIN
+from fencecheck.problems import ProblemKind
 from race_tests import gateway_scenarios, lantern_scenarios, scenarios
 from race_tests.race_known_bad import findings_of, judge_variant
 from tests.fakes import unavailable
@@ -44,7 +45,7 @@ CASES = [
 def test_a_never_available_implementation_is_contention_and_never_accused(
         scenario, run, emulator, project_id, firestore_db, tmp_path) -> None:
     result = run(scenario, firestore_db, emulator, project_id, tmp_path)
-    contract = [finding.text for finding in findings_of(result) if finding.kind == CONTRACT]
+    contract = [finding.text for finding in findings_of(result) if finding.kind is ProblemKind.CONTRACT]
     assert contract == [], f"{scenario.name}: accused of {contract}"
     assert result.verdict == "ok" and not result.passed
     assert result.contention is not None and result.judged_width is None, result.degree

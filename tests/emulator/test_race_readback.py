@@ -17,6 +17,7 @@ from fencecheck.contest import Ids, run_contest
 from fencecheck.parallel import CONTENDED, BranchCall, CaseResult, ParallelProgram, run_once
 from fencecheck.parallel.execute import BROKEN, CONTENTION, OK
 from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
+from fencecheck.problems import ProblemKind, contract
 from model.journal import Acquire, CommandRef, Register
 from race_tests.scenarios import BY_NAME
 from reference import CommandJournalError
@@ -65,7 +66,7 @@ def _program() -> ParallelProgram:
 def test_a_write_outside_the_raced_key_fails_the_journal_race(firestore_db):
     run = run_contest(firestore_db, _two_way_race(), plugin=JOURNAL, implementation=_acquire_then(_stray_write))
     assert run.verdict.ok  # the answers and the key are the model's
-    assert any(p == f"{STRAY}: stored outside every command key" for p in run.problems), run.problems
+    assert contract(f"{STRAY}: stored outside every command key") in run.problems, run.problems
 
 
 def test_the_reference_race_has_nothing_outside_its_key(firestore_db):
@@ -80,14 +81,15 @@ def test_the_journal_plugins_structural_invariants_judge_a_contest(firestore_db)
     run = run_contest(firestore_db, contest, plugin=JOURNAL)
     assert run.verdict.ok, run.verdict.explain()  # the answers and the stored content are the model's
     h = contest.racers[0].op.command.key_hash
-    assert run.problems == (f"{h[:8]}: 0 terminal events stored, 1 expected",)
+    assert run.problems == (contract(f"{h[:8]}: 0 terminal events stored, 1 expected"),)
 
 
 def test_a_write_outside_the_contested_keys_fails_a_parallel_program(firestore_db):
     repetition = run_once(firestore_db, _program(), system=_acquire_then(_stray_write))
     assert repetition.verdict is not None and repetition.verdict.ok  # the answers and the key are the model's
     assert repetition.status == BROKEN, repetition.explain()
-    assert any(p.startswith(f"{STRAY}: stored outside every command key") for p in repetition.problems)
+    assert any(p.text.startswith(f"{STRAY}: stored outside every command key") and p.kind is ProblemKind.CONTRACT
+               for p in repetition.problems)
 
 
 def test_the_reference_passes_the_same_program(firestore_db):

@@ -247,6 +247,7 @@ class FakeEmulator:
 
 STATEFUL_FAILURE = """<testsuites><testsuite name="pytest">
 <testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
+<properties><property name="fencecheck_problem_kinds" value="contract"/></properties>
 <failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(...)">self = x
 E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(cmd=3e4fec9f at T-0.000001s)
 E             model expects 'journal_unavailable' (transition complete.clock_earlier.unavailable)
@@ -259,9 +260,10 @@ counterexamples/JournalMachine-ef00a6ae.py
 """
 
 
-def _fake_replays(monkeypatch: pytest.MonkeyPatch, on_variant: bool | None = True, on_reference: bool | None = True,
-                  problem: str | None = None) -> list[tuple[Path, str, Any]]:
-    """The gate's replays faked: every counterexample replays with these outcomes; returns the calls."""
+def _fake_replays(monkeypatch: pytest.MonkeyPatch, on_variant: tuple[str, ...] | None = ("contract",),
+                  on_reference: tuple[str, ...] | None = (), problem: str | None = None) -> list[tuple[Path, str, Any]]:
+    """The gate's replays faked: every counterexample replays finding these problem kinds against the variant
+    and against the reference; returns the calls."""
     calls: list[tuple[Path, str, Any]] = []
 
     def replay(path: Path, variant: str, emulator: Any) -> failures.Replay:
@@ -282,7 +284,7 @@ def _known_bad_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, junit: str)
 
 
 def test_a_catch_needs_the_counterexample_to_replay_against_the_variant(tmp_path, capsys, monkeypatch):
-    replays = _fake_replays(monkeypatch, on_variant=False)
+    replays = _fake_replays(monkeypatch, on_variant=())
     code, artifacts = _known_bad_gate(tmp_path, monkeypatch, STATEFUL_FAILURE)
     assert code == 1 and len(replays) == 1
     out = capsys.readouterr().out
@@ -291,20 +293,19 @@ def test_a_catch_needs_the_counterexample_to_replay_against_the_variant(tmp_path
             f"(counterexamples/JournalMachine-ef00a6ae.py)") in out
     sidecar = json.loads((artifacts / "failures.json").read_text())
     assert sidecar["failures"][0]["replays"] == [{"counterexample": "counterexamples/JournalMachine-ef00a6ae.py",
-                                                  "replays_on_variant": False, "passes_on_reference": True,
-                                                  "problem": None}]
+                                                  "variant_kinds": [], "reference_kinds": [], "problem": None}]
     assert "- known-bad verdict: **error** (the failure did not replay" in (artifacts / "evidence.md").read_text()
 
 
 def test_a_counterexample_failing_against_the_reference_is_no_catch(tmp_path, capsys, monkeypatch):
-    _fake_replays(monkeypatch, on_reference=False)
+    _fake_replays(monkeypatch, on_reference=("contract",))
     code, artifacts = _known_bad_gate(tmp_path, monkeypatch, STATEFUL_FAILURE)
     assert code == 1
     out = capsys.readouterr().out
     assert "replay against the variant: still fails" in out and "replay against the reference: fails too" in out
     assert f"{FAST_VARIANT} ERROR: the failure's program fails against the reference too" in out
     evidence = json.loads((artifacts / "evidence.json").read_text())
-    assert evidence["failedTests"][0]["replays"][0]["passesOnReference"] is False
+    assert evidence["failedTests"][0]["replays"][0]["referenceKinds"] == ["contract"]
 
 
 def test_a_counterexample_that_cannot_be_replayed_is_no_catch(tmp_path, capsys, monkeypatch):
@@ -324,7 +325,8 @@ def test_a_contract_failure_without_a_counterexample_cannot_be_replayed(tmp_path
     code, _ = _known_bad_gate(tmp_path, monkeypatch, without)
     out = capsys.readouterr().out
     assert code == 1 and replays == []
-    assert f"{FAST_VARIANT} ERROR: no counterexample to replay: stateful_tests.journal_machine" in out
+    assert (f"{FAST_VARIANT} ERROR: the failure did not replay against the variant (no counterexample to replay for "
+            f"stateful_tests.journal_machine") in out
 
 
 def test_a_signal_during_the_replays_ends_with_incomplete_evidence_and_143(tmp_path, capsys, monkeypatch):
@@ -360,12 +362,12 @@ def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path,
     assert "replay: .venv/bin/python -m fencecheck replay counterexamples/JournalMachine-ef00a6ae.py" in out
     assert "(a property of the contract)" in out
     assert f"the known-bad variant {FAST_VARIANT} CAUGHT: 1 failing tests, each by a property of the contract; each " \
-           "counterexample still fails against the variant and passes against the reference" in out
+           "counterexample still fails by one against the variant and passes against the reference" in out
     # Replayed once, in-process, against the variant the gate ran, on the gate's own emulator.
     ((path, variant, emulator),) = replays
     assert path == PROJECT_ROOT / "counterexamples/JournalMachine-ef00a6ae.py"
     assert variant == f"known_bad.journal:{FAST_VARIANT}" and isinstance(emulator, FakeEmulator)
-    assert "  replay against the variant: still fails\n  replay against the reference: passes\n" in out
+    assert "  replay against the variant: still fails (contract)\n  replay against the reference: passes\n" in out
     markdown = (artifacts / "evidence.md").read_text()
     assert markdown.startswith("**fencecheck: FAIL**")
     section = markdown[markdown.index("**What failed:**"):]
@@ -404,10 +406,11 @@ def test_a_variant_nothing_catches_is_called_survived_and_exits_1(tmp_path, caps
     assert f"the known-bad variant {FAST_VARIANT} SURVIVED" in capsys.readouterr().out
 
 
-# A stateful suite whose machine hit a step where the variant raised NameError (fencecheck.lockstep's wording),
-# and a race test that crashed in the harness: neither is a property of the contract.
+# A stateful suite whose machine hit a step where the variant raised NameError (its LockstepMismatch recorded the
+# kind crash), and a race test that crashed in the harness (it recorded nothing): neither is the contract's.
 CRASHES = """<testsuites><testsuite name="pytest">
 <testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
+<properties><property name="fencecheck_problem_kinds" value="crash"/></properties>
 <failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(...)">self = x
 E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(cmd=3e4fec9f at T+0s)
 E             the implementation raised NameError: name 'run_transactoin' is not defined
@@ -428,13 +431,14 @@ def test_a_gate_whose_suites_failed_only_by_crashes_claims_no_catch(tmp_path, ca
     code = cli.main(["gate", "--suite", "stateful", "--known-bad", FAST_VARIANT, "--artifacts", str(artifacts)])
     assert code == 1
     out = capsys.readouterr().out
-    assert out.count("(an error, not a property of the contract)") == 2, out
-    assert f"the known-bad variant {FAST_VARIANT} ERROR: 2 of 2 failing tests failed by an error" in out
+    assert out.count("an error, not a property of the contract)") == 2, out
+    assert "(crash: an error" in out and "(harness: an error" in out
+    assert f"the known-bad variant {FAST_VARIANT} ERROR: the run failed by a crash, not by a property" in out
     assert "CAUGHT" not in out
     section = (artifacts / "evidence.md").read_text().split("**What failed:**")[1]
     assert "- known-bad verdict: **error**" in section and "an error, not a property of the contract" in section
     saved = json.loads((artifacts / "failures.json").read_text())
-    assert [f["kind"] for f in saved["failures"]] == ["error", "error"]
+    assert [f["kinds"] for f in saved["failures"]] == [["crash"], ["harness"]]
 
 
 def _named(*names: str) -> list[cli.Suite]:

@@ -1,72 +1,111 @@
-"""fencecheck.known_bad_verdict: the one definition of caught, and how each runner's evidence maps onto it."""
+"""fencecheck.known_bad_verdict: the one judge of known-bad variants, deciding from structured problems
+(fencecheck.problems), and how each kind of problem maps onto it."""
 
 from __future__ import annotations
 
 import pytest
 
+from fencecheck.errors import CheckFailed, ContractFailure
+from fencecheck.failures import Failure, would_be_catch
 from fencecheck.known_bad_verdict import (
     CAUGHT,
-    CONTRACT,
     ERROR,
-    HARNESS,
+    STATUSES,
     SURVIVED,
-    UNDECIDED,
-    Finding,
+    TIMEOUT,
     KnownBadVerdict,
     bound_warning,
-    contract,
-    error,
-    failure_kind,
-    gate_verdict,
     judge,
-    mismatch_finding,
-    problem_finding,
-    verdict_finding,
+    run_verdict,
+)
+from fencecheck.lockstep import LockstepMismatch
+from fencecheck.problems import (
+    Problem,
+    ProblemKind,
+    as_problems,
+    contention,
+    contract,
+    crash,
+    decided,
+    hang,
+    harness,
+    kind_of_exception,
+    problems_in,
+    protocol,
+    unknown,
+    verdict_problem,
 )
 from fencecheck.report.model import KNOWN_BAD_STATUSES
 
 ILLEGAL = contract("checker: illegal (no order explains the answers)")
+# What a crash of an exec: implementation reads like in a race's problems: the message spans lines (the
+# implementation's stderr tail), which is what a line-bound text rule once misread as a contract finding.
+MULTI_LINE_CRASH = crash("w1 (call 1): raised ImplementationFailure: the implementation exited (code 1) with requests "
+                         "unanswered; implementation stderr (tail):\nTraceback (most recent call last):\n  boom\n"
+                         " (only the system's error may escape)")
+
+
+def caught_with(*problems: Problem) -> KnownBadVerdict:
+    return judge(problems, replay=[ILLEGAL], reference=[])
 
 
 def test_statuses_are_the_reports():
-    assert set(KNOWN_BAD_STATUSES) == {CAUGHT, SURVIVED, ERROR, "timeout"}
+    assert set(KNOWN_BAD_STATUSES) == {CAUGHT, SURVIVED, ERROR, TIMEOUT} == set(STATUSES)
     with pytest.raises(ValueError, match="status"):
         KnownBadVerdict("killed", "x")
-    with pytest.raises(ValueError, match="finding"):
-        Finding("crash", "x")
+    with pytest.raises(ValueError, match="crashy"):
+        Problem("crashy", "x")
+    assert Problem("crash", "x") == crash("x") and Problem.from_json(crash("x").to_json()) == crash("x")
 
 
 def test_a_contract_failure_that_replays_and_passes_against_the_reference_is_caught():
-    verdict = judge([ILLEGAL], replays_on_variant=True, passes_on_reference=True)
+    verdict = judge([ILLEGAL], replay=[ILLEGAL], reference=[])
     assert verdict == KnownBadVerdict(CAUGHT, ILLEGAL.text) and verdict.caught
 
 
-@pytest.mark.parametrize(("replays", "passes", "says"), [
-    (None, None, "did not replay against the variant"),
-    (False, True, "did not replay against the variant"),
-    (True, None, "fails against the reference too"),
-    (True, False, "fails against the reference too"),
+@pytest.mark.parametrize(("replay", "reference", "says"), [
+    (None, [], "did not replay against the variant"),
+    ([], [], "did not replay against the variant"),
+    ([ILLEGAL], None, "was not run against the reference"),
+    ([ILLEGAL], [contract("INV-3: x")], "fails against the reference too"),
+    ([ILLEGAL], [contention("3 of 5 callers definite")], "fails against the reference too"),
 ])
-def test_a_contract_failure_without_a_true_reproduction_is_an_error(replays, passes, says):
-    verdict = judge([ILLEGAL], replays_on_variant=replays, passes_on_reference=passes, reproduction="file.json")
+def test_a_contract_failure_without_a_true_reproduction_is_an_error(replay, reference, says):
+    verdict = judge([ILLEGAL], replay=replay, reference=reference, reproduction="file.json")
     assert verdict.status == ERROR and says in verdict.reason and "file.json" in verdict.reason
 
 
-def test_an_error_beside_a_contract_failure_makes_the_verdict_an_error():
-    crash = error("alice: raised NameError: name 'x' is not defined (only the system's error may escape)")
-    verdict = judge([ILLEGAL, crash], replays_on_variant=True, passes_on_reference=True)
-    assert verdict.status == ERROR and "NameError" in verdict.reason and not verdict.caught
+@pytest.mark.parametrize("error", [MULTI_LINE_CRASH, protocol("w1: malformed answer line: b'{'"),
+                                   harness("the start barrier broke")], ids=["crash", "protocol", "harness"])
+def test_an_error_beside_a_contract_failure_makes_the_verdict_an_error(error):
+    verdict = caught_with(ILLEGAL, error)
+    assert verdict.status == ERROR and error.text in verdict.reason and not verdict.caught
+
+
+def test_a_hang_is_a_timeout_and_an_error_beside_it_still_an_error():
+    stuck = hang("w2: still running when the harness gave up")
+    assert caught_with(ILLEGAL, stuck).status == TIMEOUT
+    assert caught_with(stuck).status == TIMEOUT and "never returned" in caught_with(stuck).reason
+    assert caught_with(stuck, MULTI_LINE_CRASH).status == ERROR
 
 
 def test_an_undecided_checker_is_an_error_alone_but_not_beside_a_contract_failure():
-    unknown = verdict_finding("unknown", "the search budget ran out")
-    alone = judge([unknown], replays_on_variant=True, passes_on_reference=True)
+    undecided = verdict_problem("unknown", "the search budget ran out")
+    assert undecided == unknown("checker: unknown (the search budget ran out)")
+    alone = caught_with(undecided)
     assert alone.status == ERROR and "checker: unknown" in alone.reason
-    invariant = problem_finding("INV-3: venues/bar: activeLanternCount 1, 0 active lanterns")
-    beside = judge([unknown, invariant], replays_on_variant=True, passes_on_reference=True)
+    invariant = contract("INV-3: venues/bar: activeLanternCount 1, 0 active lanterns")
+    beside = caught_with(undecided, invariant)
     assert beside.status == CAUGHT and beside.reason == invariant.text
-    crash = problem_finding("alice: raised NameError: n (only the system's error may escape)")
-    assert judge([unknown, invariant, crash], replays_on_variant=True, passes_on_reference=True).status == ERROR
+    assert caught_with(undecided, invariant, MULTI_LINE_CRASH).status == ERROR
+
+
+def test_contention_alone_is_an_error_never_caught_nor_survived_and_beside_a_contract_failure_blocks_nothing():
+    contended = contention("3 of 5 racing callers got a definite answer (fewer than 90%)")
+    alone = caught_with(contended)
+    assert alone.status == ERROR and "too contended to judge" in alone.reason
+    assert caught_with(contended, ILLEGAL).status == CAUGHT
+    assert run_verdict([contended]) == alone
 
 
 def test_nothing_found_is_survived_and_warnings_decide_nothing():
@@ -74,59 +113,68 @@ def test_nothing_found_is_survived_and_warnings_decide_nothing():
     assert warned == ["the shrunk program's length: 14 (expected at most 12; shrinking is time-capped)"]
     assert bound_warning("x", 12, 12) == []
     assert judge([], warnings=warned) == KnownBadVerdict(SURVIVED, "no property of the contract failed", tuple(warned))
-    caught = judge([ILLEGAL], replays_on_variant=True, passes_on_reference=True, warnings=warned)
+    caught = judge([ILLEGAL], replay=[ILLEGAL], reference=[], warnings=warned)
     assert caught.caught and caught.warnings == tuple(warned)
 
 
+@pytest.mark.parametrize(("replay", "status", "says"), [
+    ([MULTI_LINE_CRASH], ERROR, "its replay against the variant failed by a crash"),
+    ([ILLEGAL, MULTI_LINE_CRASH], ERROR, "failed by a crash"),
+    ([protocol("answer for an id that is not in flight: 7")], ERROR, "broken process protocol"),
+    ([hang("w1: no answer within 120 s (hang)")], TIMEOUT, "hung"),
+    ([unknown("checker: unknown")], ERROR, "decided nothing"),
+    ([contention("2 of 4 definite")], ERROR, "too contended"),
+])
+def test_a_replay_confirms_a_catch_only_by_a_contract_finding(replay, status, says):
+    verdict = judge([ILLEGAL], replay=replay, reference=[])
+    assert verdict.status == status and says in verdict.reason, verdict
+
+
 @pytest.mark.parametrize(("problem", "kind"), [
-    ("alice: raised NameError: name 'x' is not defined (only the journal error type may escape)", HARNESS),
-    ("light-3: raised KeyError: 'venue' (only the system's error may escape)", HARNESS),
-    ("b: still running when the harness gave up", HARNESS),
-    ("invariant: w2: still running when the harness gave up", HARNESS),
-    ("3e4fec9f: lifecycle does not match its revision-2 audit", CONTRACT),
-    ("alice: the clock was read 2 times (once per call required)", CONTRACT),
-    ("INV-3: publicPins/lan-1: pin without an active lantern", CONTRACT),
+    ("3e4fec9f: lifecycle does not match its revision-2 audit", ProblemKind.CONTRACT),
+    (crash("alice (call 1): raised NameError: x\nsecond line (only the system's error may escape)"), ProblemKind.CRASH),
+    (hang("b: still running when the harness gave up"), ProblemKind.HANG),
 ])
 def test_race_problems(problem, kind):
-    assert problem_finding(problem).kind == kind
+    # A plug-in's plain string is a contract finding; a structured problem keeps its kind, whatever its text says.
+    assert as_problems([problem])[0].kind is kind
 
 
 def test_verdicts_and_mismatches():
-    assert verdict_finding("ok") is None
-    assert verdict_finding("illegal", "no order\nmore").kind == CONTRACT
-    assert verdict_finding("unknown", "budget exhausted").kind == UNDECIDED
-    assert mismatch_finding("lockstep mismatch at step 1: register(...)\n  the implementation raised NameError: x\n"
-                            "model state after the step").kind == HARNESS
-    assert mismatch_finding("lockstep mismatch at step 2: complete(...)\n  model expects 'journal_unavailable'\n"
-                            "model state after the step:\n  the implementation raised X in an op's text"
-                            ).kind == CONTRACT
+    assert verdict_problem("ok") is None
+    assert verdict_problem("illegal", "no order\nmore") == contract("checker: illegal (no order)")
+    assert verdict_problem("unknown", "budget exhausted").kind is ProblemKind.UNKNOWN
+    # The kind is the mismatch's own, never read from its text: a text naming a crash is still a contract finding.
+    said = "lockstep mismatch at step 2: complete(...)\n  model expects 'lease_busy'\n  the implementation raised"
+    assert LockstepMismatch(said).kind is ProblemKind.CONTRACT
+    assert LockstepMismatch("mismatch at step 1", ProblemKind.HANG).problem == hang("mismatch at step 1")
 
 
-@pytest.mark.parametrize(("message", "kind"), [
-    ("LockstepMismatch: lockstep mismatch at step 2: complete(...)\n  model expects 'journal_unavailable'", CONTRACT),
-    ("LockstepMismatch: lockstep mismatch at step 1: register(...)\n  the implementation raised NameError: x", HARNESS),
-    ("AssertionError: expired_takeover: the history is not linearizable (history saved to x)", CONTRACT),
-    ("AssertionError: expired_takeover: structural invariants broken:\n3e4f: lifecycle does not match", CONTRACT),
-    ("AssertionError: expired_takeover: structural invariants broken:\nw1: raised NameError: n (only the journal "
-     "error type may escape)", HARNESS),
-    ("Failed: expired_takeover: the checker could not decide within its budget (...); an undecided history is "
-     "not a pass", HARNESS),
-    ("AssertionError: lantern_double_extinguish (repeat 0): invariants or harness checks broken:\nINV-3: x", CONTRACT),
-    ("AssertionError: x: the seed's promise (one extinguish wins) is broken:\nboth won", CONTRACT),
-    ("AssertionError: parallel program fails sometimes against reference (1/5 repetitions failed; 2 branches)\n"
-     "failing repetition (illegal, project p):", CONTRACT),
-    ("AssertionError: parallel program fails always against reference (5/5 repetitions failed)\n"
-     "failing repetition (unknown, project p):", HARNESS),
-    ("NameError: name 'scenario_plan' is not defined", HARNESS),
-    ("RuntimeError: the emulator stopped answering", HARNESS),
-    ("", HARNESS),
-])
-def test_failing_test_messages(message, kind):
-    assert failure_kind(message) == kind
+def test_an_exception_says_its_own_kind_and_a_failing_tests_exception_carries_its_problems():
+    assert kind_of_exception(NameError("x")) is ProblemKind.CRASH
+    mismatch = LockstepMismatch("a crash\nover lines", ProblemKind.CRASH)
+    assert problems_in(mismatch) == (crash("a crash\nover lines"),)
+    try:
+        try:
+            raise mismatch
+        except LockstepMismatch as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert problems_in(outer) == (mismatch.problem,)  # found on the chain of causes
+    group = ExceptionGroup("two bugs", [ContractFailure("INV-2: x"), CheckFailed("race", [hang("w1: hung")])])
+    assert problems_in(group) == (contract("INV-2: x"), hang("w1: hung"))
+    assert problems_in(AssertionError("the history is not linearizable")) == ()  # says nothing structured
+    assert decided([unknown("u"), contention("c")]) is False and decided([unknown("u"), ILLEGAL]) is True
+
+
+def _failure(*kinds: str) -> Failure:
+    return Failure("races", "t::x", ("AssertionError: x: the history is not linearizable",), (), kinds=kinds)
 
 
 def test_the_gate_claims_a_catch_only_when_every_failure_is_the_contracts():
-    assert gate_verdict([CONTRACT, CONTRACT]).status == CAUGHT
-    assert gate_verdict([CONTRACT, HARNESS]).status == ERROR
-    assert gate_verdict([HARNESS]).status == ERROR
-    assert gate_verdict([]).status == SURVIVED
+    assert would_be_catch([_failure("contract"), _failure("contract")]) is None  # its replays decide
+    assert would_be_catch([_failure("contract"), _failure("crash", "contract")]).status == ERROR
+    assert would_be_catch([_failure("harness")]).status == ERROR
+    assert would_be_catch([_failure("contract", "hang")]).status == TIMEOUT
+    assert would_be_catch([_failure("contention")]).status == ERROR
+    assert would_be_catch([]).status == SURVIVED

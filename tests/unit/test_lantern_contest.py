@@ -49,6 +49,7 @@ from fencecheck.history import Call, Definite, History, Indefinite, Planned, Wir
 from fencecheck.linearizability import DEFAULT_BUDGET
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
+from fencecheck.problems import contract, crash
 from known_bad.lantern import VARIANTS
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import Extinguish, FaultKind, InjectFault, Light, documents, step
@@ -167,8 +168,8 @@ def test_foreign_exceptions_and_extra_clock_reads_are_problems() -> None:
     records, _history, _hung = race_callers(LANTERN, system, object(), _lights("ok", "crash", "twice"), max_retries=0)
     problems = call_problems(records, LANTERN)
     assert problems == [
-        "racer-crash (call 1): raised RuntimeError: not a lantern answer (only the system's error may escape)",
-        "racer-twice (call 1): read the clock 2 times (1 required)",
+        crash("racer-crash (call 1): raised RuntimeError: not a lantern answer (only the system's error may escape)"),
+        contract("racer-twice (call 1): read the clock 2 times (1 required)"),
     ]
 
 
@@ -372,7 +373,7 @@ def test_the_result_document_has_what_the_report_reads(tmp_path: Path) -> None:
     assert result.callers == result.definite_callers == WIDTH and result.definite_share == 1.0
     assert sum(result.outcomes.values()) == WIDTH  # the racers' answers; the follower's call is counted below
     assert result.calls == result.attempts == WIDTH + 1 and result.aborts == 0 and result.max_attempts == 1
-    assert result.problems == ("INV-9 x: y",) and result.promise_problems == ("p",)
+    assert result.problems == (contract("INV-9 x: y"),) and result.promise_problems == (contract("p"),)
     path = save_result(result, run, tmp_path)
     assert path.name == "lantern_extinguish_then_relight-3.json"
     data = json.loads(path.read_text())
@@ -382,6 +383,8 @@ def test_the_result_document_has_what_the_report_reads(tmp_path: Path) -> None:
                 "lock_timeouts", "history", "callerAttempts", "afterAttempts", "setup", "racers", "followers",
                 "facts"):
         assert key in data, key
+    assert data["problems"] == ["INV-9 x: y"] and data["problem_kinds"] == ["contract"]  # kinds beside the texts
+    assert data["promise_problems"] == ["p"] and data["promise_problem_kinds"] == ["contract"]
     assert data["format"] == RESULT_FORMAT and data["system"] == "lantern"
     assert data["implementation"] == "reference.lantern"
     assert "setupHeader" not in data  # the lantern's operations need no header

@@ -41,7 +41,7 @@ def _hostile(run: Run) -> Run:
 def test_json_rendering_round_trips(run):
     text = render_json(run)
     assert Run.from_json(json.loads(text)) == run
-    assert text.endswith("\n") and json.loads(text)["schemaVersion"] == 3
+    assert text.endswith("\n") and json.loads(text)["schemaVersion"] == 4
 
 
 # --- Markdown ----------------------------------------------------------------------------------------
