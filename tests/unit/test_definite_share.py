@@ -272,3 +272,29 @@ def test_the_race_session_fails_a_scenario_below_99_percent_over_its_repeats(mon
     session = SimpleNamespace(config=SimpleNamespace(stash={}), exitstatus=pytest.ExitCode.OK)
     conftest.pytest_sessionfinish(session, 0)
     assert session.exitstatus == pytest.ExitCode.OK
+
+
+def test_excusing_unavailable_answers_stops_once_the_share_cannot_hold(monkeypatch) -> None:
+    """A race nobody answered and nothing stored (a never-available implementation): the model explains no
+    unavailable answer, and each check of such a history may spend its whole budget. The search stops once even
+    every untried call could not lift the share to 90%: a few checks, not one per call."""
+    import fencecheck.linearizability as linearizability
+
+    run = _all_unavailable(_simulated(BY_NAME["identical_registrations"].plan(Ids(46))))
+    empty = {key: {} for key in run.history.final_documents}
+    history = attrs.evolve(run.history, final_documents=empty)
+    verdict, _seconds = judge_contest(JOURNAL, history, run.initial_state, empty)
+    assert verdict.ok
+    checks = []
+    real_check = linearizability.check
+
+    def counted(*args, **kwargs):
+        checks.append(1)
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(linearizability, "check", counted)
+    run = attrs.evolve(run, history=history, final_documents=empty, verdict=verdict)
+    result = contest_result(run)
+    assert result.contract_unavailable_callers == 0 and result.contention is not None
+    needless = WIDTH - (WIDTH * RUN_SHARE_PERCENT + 99) // 100  # callers that may fail before 90% is out of reach
+    assert len(checks) <= 1 + needless + 1, f"{len(checks)} checks for {WIDTH} unanswered callers"
