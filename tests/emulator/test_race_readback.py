@@ -14,6 +14,7 @@ import pytest
 
 import reference
 from fencecheck.contest import Ids, run_contest
+from fencecheck.contest_results import contest_result
 from fencecheck.parallel import CONTENDED, BranchCall, CaseResult, ParallelProgram, run_once
 from fencecheck.parallel.execute import BROKEN, CONTENTION, OK
 from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
@@ -75,13 +76,17 @@ def test_the_reference_race_has_nothing_outside_its_key(firestore_db):
 
 
 def test_the_journal_plugins_structural_invariants_judge_a_contest(firestore_db):
-    """What the checker cannot know is the plug-in's (`contest_problems`): here the contest's expected terminal
-    event count, which no first-acquire race meets."""
+    """What the checker cannot know is the plug-in's (`contest_expectations`): here the contest's expected
+    terminal event count, which no first-acquire race meets. Every caller answered, so the miss is a contract
+    finding of the result; the run itself keeps it apart from its structural problems."""
     contest = attrs.evolve(_two_way_race(), facts={"terminalEvents": 1})
     run = run_contest(firestore_db, contest, plugin=JOURNAL)
     assert run.verdict.ok, run.verdict.explain()  # the answers and the stored content are the model's
     h = contest.racers[0].op.command.key_hash
-    assert run.problems == (contract(f"{h[:8]}: 0 terminal events stored, 1 expected"),)
+    missed = f"{h[:8]}: 0 terminal events stored, 1 expected"
+    assert run.problems == () and run.expectation_problems == (missed,)
+    result = contest_result(run)
+    assert result.undecided == () and result.problems == (contract(missed),) and not result.passed
 
 
 def test_a_write_outside_the_contested_keys_fails_a_parallel_program(firestore_db):
