@@ -95,6 +95,8 @@ def main() -> int:
                         try:
                             results.append(run_once(system, scenario, implementation, db, emulator, project,
                                                     repeat))
+                            print(f"  {summary_line(f'{system}_{scenario.name} r{repeat}', which, results[-1:])}",
+                                  flush=True)  # each run as it ends: a long benchmark cut short keeps its runs
                         finally:
                             close_client(db)
                             emulator.reset(project)
