@@ -19,6 +19,7 @@ record the racers' operations; it is refused with a `CounterexampleError` that s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -414,11 +415,9 @@ def execute_contest(
     implementation, which is no evidence about the reference) and, when the verdict is not ok, the history
     in `counterexamples_dir`. `wire_mix`: the racers' calls go through the wire under this fault mix, derived
     for this contest and repeat (`FaultMix.derive`: its seed is saved with the result)."""
-    locks_before = emulator.lock_timeout_count() if emulator is not None else None
     mix = None if wire_mix is None else wire_mix.derive(f"{qualified_name(plugin, contest.scenario)}-{repeat}")
-    run = run_contest(db, contest, plugin=plugin, implementation=implementation, budget=budget, new_log=new_log,
-                      wire_mix=mix)
-    locks_after = emulator.lock_timeout_count() if emulator is not None else None
+    run, lock_timeouts = _counting_lock_timeouts(emulator, lambda: run_contest(
+        db, contest, plugin=plugin, implementation=implementation, budget=budget, new_log=new_log, wire_mix=mix))
     counterexample = None
     if not run.verdict.ok and counterexamples_dir is not None:
         counterexample = str(save_counterexample(run, counterexamples_dir))
@@ -429,7 +428,7 @@ def execute_contest(
         promise_problems=promise(run),
         counterexample=counterexample,
         project_id=project_id,
-        lock_timeouts=None if locks_before is None or locks_after is None else locks_after - locks_before,
+        lock_timeouts=lock_timeouts,
     )
     if result.contention is not None and result.verdict != "illegal":
         if emulator is not None and project_id is not None:
@@ -440,6 +439,14 @@ def execute_contest(
     if artifacts_dir is not None:
         save_result(result, run, artifacts_dir, ids_seed=ids_seed)
     return result, run
+
+
+def _counting_lock_timeouts(emulator: Any, race: Callable[[], ContestRun]) -> tuple[ContestRun, int | None]:
+    """`race()`'s run and the emulator's lock timeouts during it (None: no emulator handle, or its log unread)."""
+    before = emulator.lock_timeout_count() if emulator is not None else None
+    run = race()
+    after = emulator.lock_timeout_count() if emulator is not None else None
+    return run, None if before is None or after is None else after - before
 
 
 LOWER_DEGREES = (12, 8, 4)  # a contended contest is raced again at each below its width, until one is judged
@@ -454,13 +461,11 @@ def _judge_lower(db: Any, contest: Contest, *, plugin: SystemPlugin, implementat
     from an empty project (`emulator.reset`). {} when none could be judged."""
     for width in (w for w in LOWER_DEGREES if w < contest.width):
         emulator.reset(project_id)
-        locks_before = emulator.lock_timeout_count()
-        run = run_contest(db, contest.narrowed(width), plugin=plugin, implementation=implementation, budget=budget,
-                          wire_mix=wire_mix)
-        locks_after = emulator.lock_timeout_count()
+        run, lock_timeouts = _counting_lock_timeouts(emulator, functools.partial(
+            run_contest, db, contest.narrowed(width), plugin=plugin, implementation=implementation, budget=budget,
+            wire_mix=wire_mix))
         narrowed = contest_result(run, problems=structural(run), promise_problems=promise(run),
-                                  lock_timeouts=None if None in (locks_before, locks_after)
-                                  else locks_after - locks_before)
+                                  lock_timeouts=lock_timeouts)
         if narrowed.contention is not None:
             continue
         if not run.verdict.ok and counterexamples_dir is not None:
