@@ -44,7 +44,8 @@ Extensions:
   partition is illegal and reports the undecided ones as not checked. So one hard partition does not hold
   back the verdict that an easy illegal one gives. `full=True` searches every partition to the end. Either
   way the verdict and the first illegal partition's explanation are the same. `processes=N` searches
-  partitions in N forked processes with the same result.
+  partitions in N forked processes with the same result, when the calling process runs no other thread
+  (`fork_is_safe`); beside other threads it searches in this process and says so (`Verdict.processes`).
 
 On "illegal" the verdict explains itself (see `linearizability_explain`): the longest linearizable prefix
 found (most definite calls, then most calls), the first call that cannot be placed after it (the pending
@@ -54,8 +55,9 @@ completion) with the model's answer there, or the final documents' differences, 
 
 from __future__ import annotations
 
-import multiprocessing
-import signal
+import os
+import threading
+import warnings
 from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -64,7 +66,8 @@ import attrs
 
 from .history import Call, History
 from .linearizability_explain import Explanation, explain_partition, summarize
-from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, resume, search, stepwise
+from .linearizability_fork import forked, in_process
+from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, search, stepwise
 from .plugin import SystemPlugin
 
 NOT_CHECKED = "not checked"  # a partition after the first illegal one, when the check stopped there
@@ -82,6 +85,7 @@ __all__ = [
     "PartitionVerdict",
     "Verdict",
     "check",
+    "fork_is_safe",
     "normalize_documents",
     "normalize_value",
 ]
@@ -116,6 +120,7 @@ class Verdict:
     final_state: Any
     budget: int
     plugin: SystemPlugin
+    processes: int = 1  # how many processes searched: 1 when `processes` > 1 was asked beside other threads
 
     @property
     def ok(self) -> bool:
@@ -227,19 +232,15 @@ def round_of(steps: int, budget: int) -> int:
     return next(k for k, cap in enumerate(caps(budget)) if steps <= cap)
 
 
-_TASKS: list[_Partition] = []  # the partitions of the check under way, for workers forked from it
-
-
-def _worker_signals() -> None:
-    """A forked worker starts with SIGTERM's default action. It inherits its parent's Python handlers, and one
-    that does not end the process (one that records the signal for later, as a gate's guard does) made the pool's
-    `terminate()` wait forever for a worker that survived it: a hung test in the gate's unit suite."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _search_task(job: tuple[int, int]) -> tuple[int, Found]:
-    index, cap = job
-    return index, _TASKS[index].search(cap)
+def fork_is_safe() -> bool:
+    """Whether this process runs a single thread, the only state in which forking a worker is safe. A child
+    forked beside other threads inherits every lock they held at that instant, never released: a parallel check
+    in the unit suite, forked while gRPC's threads were live, hung for good. Linux counts native threads (gRPC's
+    own included) in /proc; elsewhere only Python's threads are known."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return threading.active_count() == 1
 
 
 def _searches(tasks: list[_Partition], *, budget: int, full: bool, processes: int) -> list[Found | None]:
@@ -248,35 +249,13 @@ def _searches(tasks: list[_Partition], *, budget: int, full: bool, processes: in
     is illegal is the last. So the verdict comes as soon as the quickest illegal partition is found, whatever
     its place, and which partitions are decided depends on the history and the budget alone."""
     results: list[Found | None] = [None] * len(tasks)
-    rounds = [budget] if full else caps(budget)
-    if processes <= 1 or len(tasks) <= 1:
-        running = {k: task.stepwise() for k, task in enumerate(tasks)}
-        for cap in rounds:
-            for k in list(running):
-                found = resume(running[k], cap)
-                if found is not None:
-                    results[k] = found
-                    del running[k]
-            if not running or any(r is not None and r.status == ILLEGAL for r in results):
+    searches = [task.stepwise() for task in tasks]
+    with forked(searches, processes) if processes > 1 else in_process(searches) as round_:
+        for cap in [budget] if full else caps(budget):
+            for k, found in round_(cap).items():
+                results[k] = found
+            if all(r is not None for r in results) or any(r is not None and r.status == ILLEGAL for r in results):
                 break
-        return results
-    # Forked workers inherit the tasks (step functions and plug-ins need not be picklable). A worker cannot
-    # keep a paused search between rounds, so each round searches from the start with the round's cap as its
-    # budget: the same attempts in the same order, so the same results (at most twice the work).
-    global _TASKS
-    _TASKS = tasks
-    try:
-        with multiprocessing.get_context("fork").Pool(min(processes, len(tasks)), _worker_signals) as pool:
-            pending = list(range(len(tasks)))
-            for cap in rounds:
-                for k, found in pool.imap(_search_task, [(k, cap) for k in pending]):
-                    if found.status != UNKNOWN or cap >= budget:
-                        results[k] = found
-                pending = [k for k in pending if results[k] is None]
-                if not pending or any(r is not None and r.status == ILLEGAL for r in results):
-                    break
-    finally:
-        _TASKS = []
     return results
 
 
@@ -299,7 +278,8 @@ def check(
     the partitions still undecided as not checked (`NOT_CHECKED`): the verdict comes first. `full=True`
     searches every partition, as a report that explains each one needs; the verdict and the first illegal
     partition's explanation (`Verdict.first_illegal`) are the same either way. `processes` > 1 searches
-    partitions in that many forked processes, with the same result as one process.
+    partitions in that many forked processes, with the same result as one process; only from a process that runs
+    no other thread (`fork_is_safe`), else in this one with a `RuntimeWarning` (`Verdict.processes` tells).
 
     `final_documents` (default: `history.final_documents`) maps a partition (the journal's: a command key
     hash) to every document stored there; partitions it leaves out are not compared. `budget` bounds
@@ -362,9 +342,19 @@ def check(
         start = plugin.restrict(initial, key_hash)
         tasks.append(_Partition(key_hash, calls, start, step, budget, final_ok, commutes, plugin.answer_matches))
 
+    searching = min(processes, len(tasks)) if processes > 1 and len(tasks) > 1 else 1
+    if searching > 1 and not fork_is_safe():
+        warnings.warn(
+            f"the check searches in this process, not in {searching}: other threads run here, and a process "
+            "forked beside them can hang on a lock one of them held; run a parallel check from a process of "
+            "one thread (as `fencecheck check --processes` is)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        searching = 1
     partitions: list[PartitionVerdict] = []
     final_state = initial
-    for task, found in zip(tasks, _searches(tasks, budget=budget, full=full, processes=processes), strict=True):
+    for task, found in zip(tasks, _searches(tasks, budget=budget, full=full, processes=searching), strict=True):
         calls, key_hash = task.calls, task.key_hash
         if found is None:
             partitions.append(PartitionVerdict(key_hash, NOT_CHECKED, (), (), None, 0))
@@ -394,4 +384,4 @@ def check(
 
     statuses = {p.status for p in partitions}
     status = ILLEGAL if ILLEGAL in statuses else UNKNOWN if UNKNOWN in statuses else OK
-    return Verdict(status, tuple(partitions), final_state if status == OK else None, budget, plugin)
+    return Verdict(status, tuple(partitions), final_state if status == OK else None, budget, plugin, searching)
