@@ -29,7 +29,8 @@ def test_no_module_of_the_harness_passes_a_preexec_fn():
 ORPHAN = """
 import subprocess, sys
 from fencecheck.emulator import parent_death_prefix
-child = subprocess.Popen([*parent_death_prefix(), sys.executable, "-c", "import time; time.sleep(120)"])
+child = subprocess.Popen([*parent_death_prefix(), sys.executable, "-c",
+                          "import time; print('running', flush=True); time.sleep(120)"])
 print(child.pid, flush=True)
 sys.stdin.read()  # until the test kills us outright
 """
@@ -42,6 +43,9 @@ def test_a_child_started_with_the_prefix_dies_with_the_process_that_started_it()
     try:
         child_pid = int(parent.stdout.readline())
         child = os.pidfd_open(child_pid)  # before the kill, so a reused pid cannot fool us
+        # The command runs only after setpriv has set the signal and exec'd it: a kill before that (the
+        # instant between fork and prctl, which a loaded machine widens) would leave an orphan by design.
+        assert parent.stdout.readline() == "running\n"
     finally:
         parent.kill()  # SIGKILL: no handler of the parent's runs, only the kernel can end the child
         parent.wait()
@@ -49,6 +53,8 @@ def test_a_child_started_with_the_prefix_dies_with_the_process_that_started_it()
         exited = select.select([child], [], [], 30)[0]  # a pidfd turns readable when its process ends
         assert exited, f"child {child_pid} outlived the process that started it by 30 s"
     finally:
+        if not select.select([child], [], [], 0)[0]:
+            signal.pidfd_send_signal(child, signal.SIGKILL)  # leave nothing running after a failure
         os.close(child)
 
 
