@@ -1,7 +1,7 @@
 """The evidence report: one data model (`model.Run`), built from an artifacts directory (`collect`),
 written as evidence.json, evidence.md and evidence.html (`write_reports`).
 
-The README section "Evidence report" documents the schema."""
+docs/report.md documents the schema (every key of evidence.json) and the verdict's rules."""
 
 from __future__ import annotations
 

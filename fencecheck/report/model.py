@@ -4,7 +4,7 @@ Every record is a frozen attrs class and pure data; `collect.py` builds them fro
 the renderers only read them. A section that was not run is `None` on the `Run` and is written as
 `{"status": "not run"}`, so no reader can mistake "nothing ran" for "nothing failed".
 
-`Run.to_json()` / `Run.from_json()` carry `schemaVersion` (the README's "Evidence report" describes every key). The
+`Run.to_json()` / `Run.from_json()` carry `schemaVersion` (docs/report.md describes every key). The
 verdict, the seeds, the known-bad breakdown and similar summaries are derived: they are written for
 readers and recomputed, never trusted, when a JSON file is read back.
 """
