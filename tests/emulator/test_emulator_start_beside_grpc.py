@@ -4,8 +4,9 @@ A `preexec_fn` forces subprocess into a plain fork whose at-fork handlers run in
 process whose channels were busy, once aborted the emulator at start (SIGABRT, one fresh-clone `./run tests`).
 The harness now starts no child with Python between fork and exec (`fencecheck.emulator.parent_death_prefix`
 ties the child's life to the harness through `setpriv --pdeathsig` instead). This test starts and stops a
-private emulator 50 times while a Firestore client keeps a channel busy on the session's emulator, and
-counts the starts that failed: none may.
+private emulator 15 times while a Firestore client keeps a channel busy on the session's emulator, and
+counts the starts that failed: none may. (The abort came once in a whole fresh-clone run; the static test,
+tests/unit/test_no_preexec_fn.py, guards the cause itself, so this one keeps to 15 starts, about a minute.)
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from fencecheck.errors import EmulatorStartError
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]
 
-STARTS = 50
+STARTS = 15
 
 
-def test_fifty_emulator_starts_beside_busy_grpc_channels(tmp_path, firestore_db):
+def test_emulator_starts_beside_busy_grpc_channels(tmp_path, firestore_db):
     stop = threading.Event()
     reads = {"done": 0, "errors": []}
 
