@@ -417,3 +417,99 @@ def test_a_cycle_message_names_the_modules_and_the_lines():
         "    a -> b: fencecheck/a.py:3 (module level)\n"
         "    b -> a: fencecheck/b.py:9 (inside a function)"
     )
+
+
+# --- no upward imports: the layers of fencecheck/ ------------------------------------------------------------
+
+# Lowest first. A module imports modules of its own layer or of lower ones, never of a higher one ("an upward
+# arrow"). Every module is in exactly one layer: a new module fails `test_every_module_is_in_one_layer` until
+# it is placed, by what it is for, not by what it happens to import. Names are relative to fencecheck ("" is
+# the package itself); a package's `__init__` is in the layer of what it re-exports.
+LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("interfaces", "what every layer speaks: errors, problem kinds, the plug-in interface and its parallel half, "
+                   "JSON forms, the known-bad judge, settings; they name no system and touch no Firestore",
+     ("", "errors", "problems", "plugin", "parallel.spec", "history_codec", "known_bad_verdict",
+      "hypothesis_profiles", "progress")),
+    ("records", "a system found by name through the registry, and what a run records of it (histories, "
+                "parallel programs, transition coverage, counterexample files); never a plug-in by import",
+     ("plugins", "systems", "history", "parallel.program", "coverage", "counterexamples")),
+    ("checker", "the linearizability checker and when its verdict means anything: a function of a history and "
+                "the model, with no Firestore",
+     ("linearizability", "linearizability_explain", "linearizability_fork", "linearizability_search",
+      "definite")),
+    ("shells", "the outside world: Firestore clients, the emulator, implementation processes, the wire proxy; "
+               "they carry calls and faults, and know no runner or verdict",
+     ("firestore_io", "emulator_discovery", "emulator", "implementation_process", "wire", "wire.faults",
+      "wire.methods", "wire.protowire", "wire.mix", "wire.proxy", "wire.session", "wire.lanes",
+      "wire.lockstep")),
+    ("runners", "drive a system through the shells and judge it with the checker: lockstep, contests, parallel "
+                "programs, the rules probe, and pytest's fixtures for the suites that run them",
+     ("lockstep", "contest", "contest_simulation", "contest_results", "parallel", "parallel.case",
+      "parallel.execute", "parallel.minimize", "parallel.property", "parallel.strategy", "rules_probe",
+      "pytest_plugin", "pytest_progress")),
+    ("plug-ins", "one system each, built on the runners and shells it plugs into; the core reaches a plug-in "
+                 "only by name through the registry (records), so nothing below imports one",
+     ("plugins.journal", "plugins.journal_api", "plugins.journal_codec", "plugins.journal_counterexamples",
+      "plugins.journal_exec", "plugins.journal_parallel", "plugins.journal_store", "plugins.journal_structure",
+      "plugins.lantern", "plugins.lantern_parallel", "plugins.gateway", "plugins.gateway_parallel",
+      "plugins.gateway_structure")),
+    ("report", "the evidence: reads back what the runs wrote (JUnit, failures, results, coverage) and renders "
+               "it; nothing that runs a system needs it",
+     ("failures", "junit", "report", "report.artifacts", "report.codec", "report.collect", "report.html_builder",
+      "report.model", "report.parallel", "report.record", "report.render_html", "report.render_json",
+      "report.render_markdown", "report.timeline", "report.wire_faults", "report.write")),
+    ("commands", "the command line and the gate, each command's own module (`fencecheck check`, `replay`, "
+                 "`emulator`, `gate`): the top, imported by nothing but each other",
+     ("__main__", "cli", "check_command", "emulator_service", "gate_process", "gate_replay", "replay",
+      "replay_contest")),
+)
+
+
+def _full(name: str) -> str:
+    return f"fencecheck.{name}" if name else "fencecheck"
+
+
+def layer_of(layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> dict[str, int]:
+    """Each module's layer (its index in `layers`, lowest 0)."""
+    return {_full(name): index for index, (_, _, names) in enumerate(layers) for name in names}
+
+
+def upward_imports(graph: Edges, layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> list[str]:
+    """One line per import of a higher layer's module: where, from which layer to which."""
+    where = layer_of(layers)
+    found = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            if module in where and target in where and where[target] > where[module]:
+                found.extend(f"{place}: {_short(module)} ({layers[where[module]][0]}) imports {_short(target)} "
+                             f"({layers[where[target]][0]})" for place in graph[module][target])
+    return found
+
+
+def test_every_module_is_in_one_layer():
+    names = [_full(name) for _, _, members in LAYERS for name in members]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    assert twice == [], f"expected each module in one layer of LAYERS; in several: {twice}"
+    modules = set(fencecheck_modules())
+    unplaced, gone = sorted(modules - set(names)), sorted(set(names) - modules)
+    assert unplaced == [], (f"expected every module of fencecheck in a layer of LAYERS; not placed: {unplaced}. "
+                            "Add each to the layer its job belongs to (the lowest whose reason fits)")
+    assert gone == [], f"LAYERS names modules that do not exist: {gone}; drop them"
+
+
+def test_no_module_imports_a_higher_layer():
+    found = upward_imports(import_graph(fencecheck_modules()))
+    assert found == [], (
+        "expected every module to import only its own layer or lower ones (LAYERS, lowest first; a function-level "
+        "or TYPE_CHECKING import counts); found:\n" + "\n".join(found)
+        + "\nfix: move the piece the lower module needs down to where it belongs (or, if the module itself is "
+          "misplaced, move it to its layer in LAYERS and say why there)"
+    )
+
+
+def test_the_layer_check_finds_an_upward_import():
+    layers = (("low", "", ("a",)), ("high", "", ("b",)))
+    graph = {"fencecheck.a": {"fencecheck.b": ["fencecheck/a.py:3 (inside a function)"]}, "fencecheck.b": {}}
+    assert upward_imports(graph, layers) == ["fencecheck/a.py:3 (inside a function): a (low) imports b (high)"]
+    downward = {"fencecheck.a": {}, "fencecheck.b": {"fencecheck.a": ["fencecheck/b.py:1 (module level)"]}}
+    assert upward_imports(downward, layers) == []
