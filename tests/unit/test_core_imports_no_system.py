@@ -8,7 +8,8 @@ plug-in module, at module level or lazily inside a function, statically or throu
 plug-in modules as strings in its table; it imports none of them statically.
 
 No cycles: among fencecheck's own modules (plug-ins included) no module imports, through any chain, one that
-imports it back; the failure names each cycle (a -> b -> a). Layers: every module sits in one layer of
+imports it back; the failure names a cycle (a -> b -> a) in each group of modules
+that import each other, with the file and line of every arrow. Layers: every module sits in one layer of
 `LAYERS` (lowest first) and imports nothing of a higher one; a new module fails until it is placed.
 
 What counts as an import here, for both: every `import` and `from ... import` in the file (`from . import x`
