@@ -13,7 +13,7 @@ because that is the one artifact every suite writes into the gate's `--artifacts
 What each failure IS comes from the same files, structured: the project's pytest plug-in records the kinds of
 the problems a failing test's exception carries (`fencecheck.errors.CheckFailed`, `LockstepMismatch` among
 them: contract, crash, hang, ...) as the test's JUnit property `fencecheck_problem_kinds`
-(`fencecheck.pytest_plugin.PROBLEM_KINDS_PROPERTY`). A failing test without one failed by something no suite
+(`fencecheck.problems.KINDS_PROPERTY`). A failing test without one failed by something no suite
 reports as a finding (a harness crash, a NameError in a test, a fixture's error): its kind is harness. Nothing is
 read from the message's text to decide it; the text is only shown.
 """
@@ -30,13 +30,12 @@ from typing import ClassVar
 import attrs
 
 from .known_bad_verdict import CAUGHT, SURVIVED, KnownBadVerdict, judge, run_verdict
-from .problems import Problem, ProblemKind
+from .problems import KINDS_PROPERTY, Problem, ProblemKind
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 JUNIT_DIR = "junit"
 SIDECAR = "failures.json"
 SIDECAR_FORMAT = "fencecheck.gate-failures/2"  # /1 had one `kind` per failure and true/false replays
-KINDS_PROPERTY = "fencecheck_problem_kinds"  # what fencecheck.pytest_plugin records on a failing test
 MAX_SUMMARY_LINES = 3
 MAX_LINE = 300
 MAX_SHOWN = 8  # evidence.md stays short enough for a pull-request comment

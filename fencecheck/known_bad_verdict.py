@@ -33,7 +33,7 @@ import attrs
 from fencecheck.problems import ERROR_KINDS, Problem, ProblemKind
 
 CAUGHT, SURVIVED, TIMEOUT, ERROR = "caught", "survived", "timeout", "error"
-STATUSES = (CAUGHT, SURVIVED, TIMEOUT, ERROR)  # as fencecheck.report.model.KNOWN_BAD_STATUSES
+STATUSES = (CAUGHT, SURVIVED, TIMEOUT, ERROR)  # the one list: the report (KNOWN_BAD_STATUSES) takes it from here
 
 
 @attrs.frozen

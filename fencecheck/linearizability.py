@@ -65,7 +65,7 @@ from typing import Any
 import attrs
 
 from .history import Call, History
-from .linearizability_explain import Explanation, explain_partition, summarize
+from .linearizability_explain import Explanation, explain_partition
 from .linearizability_fork import forked, in_process
 from .linearizability_search import ILLEGAL, OK, UNKNOWN, Found, MatchFn, StepFn, search, stepwise
 from .plugin import SystemPlugin
@@ -155,6 +155,44 @@ class Verdict:
 
     def explain(self) -> str:
         return summarize(self)
+
+
+# --- verdict summaries: a verdict's own text, so it lives with the verdict (linearizability_explain
+# explains a partition and knows nothing of verdicts) -------------------------------------------
+
+
+def summarize(verdict: Verdict) -> str:
+    parts = verdict.partitions
+    noun = verdict.plugin.partition_noun
+    n_calls = sum(len(p.order) + len(p.omitted) for p in parts if p.status == "ok")
+    if verdict.status == "ok":
+        applied = sum(1 for p in parts for c in p.order if not c.outcome.definite)
+        omitted = sum(len(p.omitted) for p in parts)
+        return (
+            f"ok: {n_calls} calls over {len(parts)} {noun}(s) are linearizable"
+            f" ({verdict.steps} placement attempts); indefinite calls applied: {applied}, left out: {omitted}"
+        )
+    if verdict.status == "unknown":
+        unknown = [p for p in parts if p.status == "unknown"]
+        keys = ", ".join(f"{p.key_hash[:8]} (best prefix {len(p.order)} calls)" for p in unknown)
+        return (
+            f"unknown: the search budget of {verdict.budget} placement attempts per {noun} ran out"
+            f" for {keys}; no partition is illegal"
+        )
+    illegal = [p for p in parts if p.status == "illegal"]
+    unchecked = len(verdict.not_checked)
+    if unchecked:
+        text = [
+            f"illegal: {len(illegal)} of {len(parts) - unchecked} {noun}(s) checked are not linearizable;"
+            f" {unchecked} not checked (the check stops at the first illegal {noun}; full mode checks every one)."
+        ]
+    else:
+        text = [f"illegal: {len(illegal)} of {len(parts)} {noun}(s) are not linearizable."]
+    first = verdict.first_illegal
+    text.append(first.explanation.text() if first.explanation is not None else "(no explanation)")
+    if len(illegal) > 1:
+        text.append(f"Other illegal {noun}s: " + ", ".join(p.key_hash[:8] for p in illegal if p is not first))
+    return "\n".join(text)
 
 
 # --- document comparison ---------------------------------------------------------------------------

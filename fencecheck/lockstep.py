@@ -51,11 +51,14 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from fencecheck.errors import CheckFailed
+from fencecheck.errors import CheckFailed, UsageError
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.problems import Problem, ProblemKind, kind_of_exception
+from fencecheck.wire.faults import on
+from fencecheck.wire.lockstep import COMMIT_RESPONSE_LOST, commits_rejected
+from fencecheck.wire.session import emulator_host_of, open_session
 
 __all__ = ["FULL_CHECK_EVERY", "Lockstep", "LockstepMismatch", "OnceClock", "replay"]
 
@@ -195,8 +198,6 @@ class Lockstep:
         elif self.wire is None:
             yield CommitFailureClient(self.db)
         else:
-            from fencecheck.wire.lockstep import commits_rejected
-
             with commits_rejected(self.wire) as client:
                 yield client
 
@@ -223,16 +224,68 @@ class Lockstep:
 
     def run(self, op: Any) -> Any:
         """Apply `op` to both sides, then check the answer and the stored documents (`check_documents`).
-        A lost-response step (`plugin.response_lost`) runs on the wire (`fencecheck.wire.lockstep`) and returns
+        A lost-response step (`plugin.response_lost`) runs on the wire (`_run_response_lost`) and returns
         None when the stored documents show it did not apply."""
         if self.plugin.response_lost(op):
-            from fencecheck.wire.lockstep import run_response_lost
-
-            return run_response_lost(self, op)
+            return self._run_response_lost(op)
         result, observed = self.apply(op)
         self.check_answer(op, result, observed)
         self.check_documents()
         return result
+
+    def _run_response_lost(self, op: Any) -> Any:
+        """A lost-response step (`plugin.response_lost(op)`): on the wire session's client, the call's first
+        Commit is forwarded and its answer replaced by UNAVAILABLE (`fencecheck.wire.lockstep`).
+        The client's own retry logic runs (google-cloud-firestore's gapic layer resends the Commit; the emulator
+        refuses the closed transaction), no harness retry. The step then has two possible outcomes, and the stored
+        documents say which happened: applied (the model's state after the step) or not applied (the state before
+        it). The model follows that one. The answer must be the unavailable code (the caller cannot know) or, when
+        it applied, the model's own answer; anything else, or documents that are neither, is a mismatch. A call
+        that sent no Commit (an answer decided before committing) is checked as an ordinary step. Returns the
+        model's result, or None when the step did not apply."""
+        wire, plugin = self.wire, self.plugin
+        if wire is None:
+            raise UsageError("a lost-response step runs on the wire: give the Lockstep a WireSession (wire=...)")
+        before = self.state
+        seen = len(wire.proxy.log.events())
+        with wire.proxy.faults(on("Commit", COMMIT_RESPONSE_LOST)):
+            result, observed = self.apply(op, db=wire.db)
+        hits = wire.proxy.log.events()[seen:]
+        if not hits:  # no Commit was sent: nothing was lost, an ordinary step
+            self.check_answer(op, result, observed)
+            self.check_documents()
+            return result
+        lost = ", ".join(event.label for event in hits)
+        applied = True
+        try:
+            self.check_documents()
+        except LockstepMismatch as as_applied:
+            self.state, self.mismatched = before, False  # the other outcome: nothing applied
+            try:
+                self.check_documents()
+            except LockstepMismatch as as_not_applied:
+                raise self._mismatch(op, [
+                    f"the wire lost the commit's answer ({lost}); the stored documents are neither the model's "
+                    "with the step applied nor without it",
+                    "against the step applied:", *_problem_lines(as_applied),
+                    "against the step not applied:", *_problem_lines(as_not_applied),
+                ]) from None
+            applied = False
+            self.transitions -= Counter({result.transition: 1})
+            if self._coverage is not None:
+                self._coverage -= Counter({result.transition: 1})
+        unavailable = plugin.unavailable_code
+        if observed != unavailable and not (applied and plugin.answer_matches(result, observed)):
+            model = result.output if result.outcome is not None else result.code
+            allowed = f"{model!r} or {unavailable!r}" if applied else f"{unavailable!r} (nothing was applied)"
+            raise self._mismatch(op, [
+                f"the wire lost the commit's answer ({lost}); the stored documents show the step "
+                f"{'applied' if applied else 'not applied'} (transition {result.transition})",
+                f"model allows {allowed}",
+                f"implementation answered {observed!r}",
+            ])
+        self.check_clock(op)
+        return result if applied else None
 
     # --- checking the stored documents --------------------------------------------------------
 
@@ -386,6 +439,14 @@ def _document_problems(stored: Mapping[str, Stored], expected: Mapping[str, Any]
     return problems
 
 
+def _problem_lines(error: LockstepMismatch, limit: int = 6) -> list[str]:
+    # the mismatch's own text: its head line, then its problems, up to the model state it appends
+    lines = str(error).splitlines()[1:]
+    problems = [line for line in lines[: next((i for i, line in enumerate(lines) if not line.startswith("  ")),
+                                              len(lines))]]
+    return [f"  {line}" for line in problems[:limit]]
+
+
 def needs_wire(plugin: SystemPlugin, ops: Iterable[Any], db: Any) -> bool:
     """A program replayed on `db` runs on a wire proxy: for any lost-response step, and for a commit-failure step
     whenever `db` is an emulator's client, as the machines ran it (the one path an implementation in another
@@ -410,8 +471,6 @@ def replay(
     ops = list(ops)
     with contextlib.ExitStack() as stack:
         if wire is None and needs_wire(plugin, ops, db):
-            from fencecheck.wire.session import emulator_host_of, open_session
-
             wire = stack.enter_context(open_session(emulator_host_of(db), db.project))
         lockstep = Lockstep(db, plugin=plugin, system=system, wire=wire)
         lockstep.check_documents()

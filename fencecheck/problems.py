@@ -148,6 +148,12 @@ def decided(problems: Iterable[Problem]) -> bool:
     return any(p.kind not in UNDECIDED_KINDS for p in problems)
 
 
+# The JUnit property under which a failing test records its problems' kinds (`kinds_of`): written by
+# fencecheck.pytest_plugin, read back by fencecheck.failures for the gate. Here, beside the kinds, so the writer
+# (a runner's) and the reader (the report's) share it without the lower importing the higher.
+KINDS_PROPERTY = "fencecheck_problem_kinds"
+
+
 def kinds_of(problems: Iterable[Problem]) -> tuple[str, ...]:
     """The problems' kinds as their values, each once, in order: how files and JUnit records carry them."""
     return tuple(dict.fromkeys(p.kind.value for p in problems))
@@ -155,6 +161,7 @@ def kinds_of(problems: Iterable[Problem]) -> tuple[str, ...]:
 
 __all__ = [
     "ERROR_KINDS",
+    "KINDS_PROPERTY",
     "UNDECIDED_KINDS",
     "Problem",
     "ProblemKind",

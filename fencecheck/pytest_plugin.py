@@ -59,8 +59,8 @@ from fencecheck.emulator import (
     start_emulator,
 )
 from fencecheck.emulator_discovery import ENV_HOST
-from fencecheck.failures import KINDS_PROPERTY as PROBLEM_KINDS_PROPERTY  # the gate reads it back from JUnit
 from fencecheck.plugins import SYSTEM_NAMES
+from fencecheck.problems import KINDS_PROPERTY as PROBLEM_KINDS_PROPERTY  # the gate reads it back from JUnit
 from fencecheck.problems import kinds_of, problems_in
 
 if TYPE_CHECKING:

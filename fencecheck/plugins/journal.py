@@ -7,38 +7,30 @@ Beyond an exact document match, a read-back checks each valid record's audit cha
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from datetime import datetime
-from types import ModuleType
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
-
-import attrs
 
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.lockstep import Lockstep
 from fencecheck.lockstep import replay as lockstep_replay
-from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import BrowserBoundary, SystemPlugin, contract_error_code, exact_answer_matches
+from fencecheck.plugins.journal_api import ReferenceAPI, accepts_attempt_log  # noqa: F401 (exported: files import both from here)
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
+from fencecheck.plugins.journal_exec import exec_journal, is_exec_spec
 from fencecheck.plugins.journal_store import key_of, write_key
 from fencecheck.plugins.journal_structure import contest_expectations, contest_problems
 from fencecheck.systems import import_module
 from model.journal import (
     MAX_REVISION,
     TRANSITIONS,
-    Acquire,
     CommandRecord,
     CommandRef,
-    Complete,
-    Fail,
     FaultKind,
     InjectFault,
     JournalState,
     Operation,
-    Register,
     describe_op,
     describe_state,
     documents_for,
@@ -48,63 +40,6 @@ from model.journal.constants import ERROR_CODES
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
 JOURNAL_UNAVAILABLE = "journal_unavailable"
-
-
-@attrs.frozen
-class ReferenceAPI:
-    """The four journal functions (keyword-only, `db=` and `clock=`) and the error type carrying `.code`
-    (`UndeclaredError` for a module without `CommandJournalError`: any exception whose `.code` is one of
-    the contract's codes is its contract error)."""
-
-    register: Callable[..., Any]
-    acquire: Callable[..., Any]
-    complete: Callable[..., Any]
-    fail: Callable[..., Any]
-    error_type: type[BaseException]
-    module: str | None = None  # importable name, so a counterexample can name the same system
-
-    @classmethod
-    def from_module(cls, module: str | ModuleType) -> ReferenceAPI:
-        mod = importlib.import_module(module) if isinstance(module, str) else module
-        return cls(
-            mod.register_commerce_command,
-            mod.acquire_commerce_command_lease,
-            mod.complete_commerce_command,
-            mod.fail_commerce_command,
-            getattr(mod, "CommandJournalError", UndeclaredError),  # an error with a contract `.code` is enough
-            mod.__name__,
-        )
-
-    def call(self, db: Any, op: Operation, clock: Callable[[], datetime], log: Any = None) -> Any:
-        """Make the journal call `op` stands for (its command's kwargs plus the op's own fields) on `db`,
-        with `clock`; `log` (an AttemptLog) goes to systems whose functions accept `attempt_log`."""
-        kwargs = op.command.kwargs()
-        if isinstance(op, Register):
-            function = self.register
-        else:
-            kwargs["lease_id"] = op.lease_id
-            if isinstance(op, Acquire):
-                function = self.acquire
-            else:
-                kwargs["expected_fence_epoch"] = op.expected_fence_epoch
-                if isinstance(op, Complete):
-                    kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
-                    function = self.complete
-                elif isinstance(op, Fail):
-                    function = self.fail
-                else:
-                    raise TypeError(f"not a journal call: {type(op).__name__}")
-        if log is not None and accepts_attempt_log(function):
-            kwargs["attempt_log"] = log
-        return function(db=db, clock=clock, **kwargs)
-
-
-def accepts_attempt_log(function: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 REFERENCE = ReferenceAPI.from_module("reference")
@@ -204,8 +139,6 @@ def resolve_system(spec: str | None) -> ReferenceAPI:
     spec = (spec or "").strip()
     if spec in ("", REFERENCE.module):
         return REFERENCE
-    from .journal_exec import exec_journal, is_exec_spec  # it builds on this module's ReferenceAPI
-
     if is_exec_spec(spec):  # `journal:exec:<command line>`: an implementation in another process
         return exec_journal(spec)
     module_name, named, name = spec.partition(":")

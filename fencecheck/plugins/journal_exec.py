@@ -32,7 +32,7 @@ from fencecheck.errors import FencecheckError, UsageError
 from fencecheck.firestore_io import CommitFailureClient
 from fencecheck.history_codec import datetime_to_json
 from fencecheck.implementation_process import ImplementationPool, exec_command_of, parse_command
-from fencecheck.plugins.journal import ReferenceAPI
+from fencecheck.plugins.journal_api import ReferenceAPI
 from fencecheck.problems import ProblemKind
 
 SPEC_PREFIX = "journal:exec:"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .model import KNOWN_BAD_STATUSES
+from fencecheck.known_bad_verdict import STATUSES as KNOWN_BAD_STATUSES
 
 RUN_FILE = "run.json"
 JUNIT_DIR = "junit"

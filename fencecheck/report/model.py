@@ -18,6 +18,7 @@ import attrs
 
 from fencecheck.definite import contention_problem, degree_judged, scenario_contention, undecided_problem
 from fencecheck.failures import Failure
+from fencecheck.known_bad_verdict import STATUSES
 
 from .codec import decode, encode
 from .parallel import ParallelSection
@@ -42,7 +43,8 @@ RACE_VERDICTS = ("ok", "illegal", "unknown")
 #   none      nothing to show (verdict unknown: the search ran out of budget, or the history was unreadable)
 LINEARIZATION_KINDS = ("found", "prefix", "none")
 
-KNOWN_BAD_STATUSES = ("caught", "survived", "timeout", "error")
+# The statuses are the known-bad judge's (fencecheck.known_bad_verdict), named here as the report spells them.
+KNOWN_BAD_STATUSES = STATUSES
 
 THOROUGH_PROFILES = frozenset({"thorough"})  # profiles under which every reachable transition must fire
 

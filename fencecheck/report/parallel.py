@@ -23,6 +23,7 @@ import attrs
 
 from fencecheck.definite import RUN_SHARE_PERCENT
 
+from .artifacts import write_json
 from .codec import decode, encode
 from .html_builder import Safe, el
 
@@ -170,9 +171,7 @@ def _file_name(name: str) -> str:
 
 
 def _write(path: Path, data: dict[str, Any]) -> Path:
-    from .artifacts import write_json  # the report's one atomic writer (artifacts imports model, not us)
-
-    return write_json(path, data)
+    return write_json(path, data)  # the report's one atomic writer
 
 
 def write_parallel_run(artifacts: Path | str, run: ParallelRun) -> Path:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference.journal.identity import audit_path, lifecycle_path, root_path
-
 from .constants import (
     AGGREGATE_TYPE,
     AUDIT_V1,
@@ -16,6 +14,7 @@ from .constants import (
     LIFECYCLE_SCHEMA_VERSION,
     REGISTERED,
 )
+from .identity import audit_path, lifecycle_path, root_path
 from .state import AuditEvent, CommandRecord, JournalState, Lifecycle, Record, Registration
 
 Document = dict[str, Any]

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from reference.journal.identity import audit_path, digest, lifecycle_path, root_path
-
 from .constants import (
     ENVIRONMENTS,
     EV_LEASE_ACQUIRED,
@@ -39,6 +37,7 @@ from .constants import (
     REGISTERED,
 )
 from .documents import Document, lifecycle_document, record_documents, transition_audit_document
+from .identity import audit_path, digest, lifecycle_path, root_path
 from .ops import CommandRef, FaultKind, InjectFault, owner_fingerprint_of
 from .results import Result, fixed
 from .state import AuditEvent, CommandRecord, CorruptRecord, JournalState, Lifecycle

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from reference.journal import identity
+from . import identity
 
 _ZERO = timedelta(0)
 

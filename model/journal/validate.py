@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from reference.journal.identity import audit_path, lifecycle_path, root_path
-
 from .constants import (
     AGGREGATE_TYPE,
     CALLER_SCOPE_KINDS,
@@ -32,6 +30,7 @@ from .constants import (
     SUCCEEDED,
     TERMINAL_COMMITMENT_KIND,
 )
+from .identity import audit_path, lifecycle_path, root_path
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _SLUG = re.compile(r"[a-z][a-z0-9_]{0,63}")

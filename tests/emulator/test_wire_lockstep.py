@@ -1,6 +1,7 @@
-"""The lockstep runner's wire steps on the emulator (fencecheck/wire/lockstep.py): a commit-failure step whose
-commits the proxy rejects, and a lost-response step ("commit applied, response lost") judged against the
-model's two outcomes. Fake systems (the reference with one change) show each check can fail."""
+"""The lockstep runner's wire steps on the emulator (fencecheck/lockstep.py; its faults in
+fencecheck/wire/lockstep.py): a commit-failure step whose commits the proxy rejects, and a lost-response step
+("commit applied, response lost") judged against the model's two outcomes. Fake systems (the reference with
+one change) show each check can fail."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The core imports no system (issue 13, point 3).
+"""The core imports no system (issue 13, point 3), has no import cycles and imports no layer above its own
+(issue 23, point 4).
 
 `fencecheck/` outside `fencecheck/plugins/` is system-neutral: it takes a `SystemPlugin` (found by name
 through `fencecheck.plugins.plugin`) and imports nothing from `model`, `reference`, `known_bad` or a named
@@ -6,12 +7,32 @@ plug-in module, at module level or lazily inside a function, statically or throu
 `importlib.import_module("...")` with a literal name. The registry (`fencecheck/plugins/__init__.py`) may name
 plug-in modules as strings in its table; it imports none of them statically.
 
+No cycles: among fencecheck's own modules (plug-ins included) no module imports, through any chain, one that
+imports it back; the failure names a cycle (a -> b -> a) in each group of modules
+that import each other, with the file and line of every arrow. Layers: every module sits in one layer of
+`LAYERS` (lowest first) and imports nothing of a higher one; a new module fails until it is placed.
+
+What counts as an import here, for both: every `import` and `from ... import` in the file (`from . import x`
+and `from .x import y` resolved; `from p import m` is an import of the submodule p.m when there is one, else
+of p), and `importlib.import_module("...")` with a literal name, wherever it is written:
+
+- inside a function too. An import moved into a function to dodge a circular import is still a cycle in
+  the design (each module needs the other), only one that fails at call time instead of at import time;
+  counting it keeps the fix honest: move the shared piece to the module it belongs to;
+- under `if TYPE_CHECKING:` too, for the same reason: the annotation names the other module's type, so the
+  modules still depend on each other.
+
+Not counted: the package `__init__` that Python runs before a submodule (a package re-exporting its own
+submodules would otherwise be a cycle with each of them), and a plug-in found by name through the registry's
+table (`fencecheck.plugins.plugin(name)`: a string, which is how the core stays free of systems).
+
 Read with `ast`, never by importing, so the test sees every import whether or not it would run.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -171,3 +192,325 @@ def test_the_detector_leaves_neutral_imports_alone():
         assert not system_import(module, named), module
     neutral = "from . import plugins\nimport_module(f'{spec}')\nimport_module(f'fencecheck.{x}')\nimport_module(x)"
     assert _violations_in(neutral, "fencecheck") == []
+
+
+# --- no import cycles inside fencecheck/ ---------------------------------------------------------------------
+
+
+def fencecheck_modules(package: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of fencecheck (plug-ins included), by dotted name."""
+    return {_module_name(path): path for path in sorted(package.rglob("*.py"))}
+
+
+def _known(name: str, modules: Mapping[str, object]) -> str | None:
+    """The module `name` is or is in (`fencecheck.plugins.plugin`, a function, is in `fencecheck.plugins`)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+class _Imports(ast.NodeVisitor):
+    """(line, module imported, where) for each import of one of `modules`; where is "module level",
+    "inside a function" or "under TYPE_CHECKING"."""
+
+    def __init__(self, package: str, modules: Mapping[str, object]) -> None:
+        self.package, self.modules = package, modules
+        self.functions = self.type_checking = 0
+        self.found: list[tuple[int, str, str]] = []
+
+    def _add(self, node: ast.AST, name: str) -> None:
+        module = _known(name, self.modules)
+        if module is not None:
+            where = ("under TYPE_CHECKING" if self.type_checking
+                     else "inside a function" if self.functions else "module level")
+            self.found.append((node.lineno, module, where))
+
+    def _function(self, node: ast.AST) -> None:
+        self.functions += 1
+        self.generic_visit(node)
+        self.functions -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        ):
+            self.type_checking += 1
+            for child in node.body:
+                self.visit(child)
+            self.type_checking -= 1
+            for child in node.orelse:
+                self.visit(child)
+        else:
+            self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = _absolute(self.package, node.level, node.module)
+        for alias in node.names:
+            submodule = f"{module}.{alias.name}"
+            self._add(node, submodule if submodule in self.modules else module)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if called in ("import_module", "__import__") and node.args and (name := _literal_name(node.args[0])):
+            self._add(node, name)
+        self.generic_visit(node)
+
+
+def internal_imports_in(source: str, module: str, package: str, modules: Mapping[str, object]
+                        ) -> list[tuple[int, str, str]]:
+    """(line, imported module, where) for each import of another module of `modules` in `source`."""
+    visitor = _Imports(package, modules)
+    visitor.visit(ast.parse(source))
+    return [(line, target, where) for line, target, where in visitor.found if target != module]
+
+
+Edges = dict[str, dict[str, list[str]]]  # module -> imported module -> ["file:line (where)", ...]
+
+
+def import_graph(modules: Mapping[str, Path]) -> Edges:
+    graph: Edges = {name: {} for name in modules}
+    for name, path in modules.items():
+        for line, target, where in internal_imports_in(path.read_text("utf-8"), name, _package_of(path), modules):
+            places = graph[name].setdefault(target, [])
+            if (place := f"{path.relative_to(ROOT)}:{line} ({where})") not in places:  # once per statement
+                places.append(place)
+    return graph
+
+
+def _components(graph: Mapping[str, Mapping[str, object]]) -> Iterator[list[str]]:
+    """Strongly connected components (Tarjan), each sorted; iterative, so no recursion limit applies."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                yield sorted(component)
+
+
+def _cycle_through(start: str, component: set[str], graph: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """A shortest cycle from `start` back to it inside its component (breadth first): [a, b, ..., a]."""
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node]):
+                if child == start:
+                    return [*paths[node], start]
+                if child in component and child not in paths:
+                    paths[child] = [*paths[node], child]
+                    following.append(child)
+        frontier = following
+    raise AssertionError(f"{start} is in a component of several modules, so a cycle runs through it")
+
+
+def import_cycles(graph: Mapping[str, Mapping[str, object]]) -> list[list[str]]:
+    """One cycle per group of modules that import each other, from the group's first module by name."""
+    found = []
+    for component in _components(graph):
+        if len(component) > 1 or component[0] in graph[component[0]]:
+            found.append(_cycle_through(component[0], set(component), graph))
+    return found
+
+
+def _short(module: str) -> str:
+    return module.removeprefix("fencecheck.")
+
+
+def cycle_text(cycle: list[str], graph: Edges) -> str:
+    lines = [" -> ".join(_short(m) for m in cycle)]
+    for here, there in zip(cycle, cycle[1:], strict=False):  # consecutive pairs
+        lines.append(f"    {_short(here)} -> {_short(there)}: " + ", ".join(graph[here][there]))
+    return "\n".join(lines)
+
+
+def test_there_is_no_import_cycle_inside_fencecheck():
+    graph = import_graph(fencecheck_modules())
+    found = import_cycles(graph)
+    assert found == [], (
+        "expected no import cycle among fencecheck's modules (a function-level or TYPE_CHECKING import counts: "
+        "see this file's docstring); found:\n" + "\n".join(cycle_text(c, graph) for c in found)
+        + "\nfix: move the piece both need to the module it belongs to (usually the lower one), so the "
+          "import runs one way; do not hide the import inside a function"
+    )
+
+
+# --- the cycle detector itself can fail ----------------------------------------------------------------------
+
+MODULES = dict.fromkeys(("fencecheck", "fencecheck.a", "fencecheck.b", "fencecheck.sub", "fencecheck.sub.c"))
+
+
+@pytest.mark.parametrize("source, package, module, where", [
+    ("from . import b", "fencecheck", "fencecheck.b", "module level"),
+    ("from .b import thing", "fencecheck", "fencecheck.b", "module level"),
+    ("from fencecheck.b import thing", "fencecheck", "fencecheck.b", "module level"),
+    ("import fencecheck.sub.c", "fencecheck", "fencecheck.sub.c", "module level"),
+    ("from .sub import c", "fencecheck", "fencecheck.sub.c", "module level"),
+    ("from .sub import name_in_init", "fencecheck", "fencecheck.sub", "module level"),
+    ("from .. import b", "fencecheck.sub", "fencecheck.b", "module level"),
+    ("def f():\n    from .b import thing\n", "fencecheck", "fencecheck.b", "inside a function"),
+    ("if TYPE_CHECKING:\n    from .b import Thing\n", "fencecheck", "fencecheck.b", "under TYPE_CHECKING"),
+    ("import importlib\nimportlib.import_module('fencecheck.b')", "fencecheck", "fencecheck.b", "module level"),
+])
+def test_the_import_reader_finds_each_form(source, package, module, where):
+    assert [(target, found) for _, target, found in internal_imports_in(source, "fencecheck.a", package, MODULES)
+            ] == [(module, where)]
+
+
+def test_the_import_reader_leaves_other_packages_and_the_registry_table_alone():
+    source = 'import attrs\nfrom model.journal import step\nREGISTRY = {"x": "fencecheck.b:X"}\nimport_module(x)'
+    assert internal_imports_in(source, "fencecheck.a", "fencecheck", MODULES) == []
+
+
+@pytest.mark.parametrize("graph, cycles", [
+    ({"a": {"b": 1}, "b": {"a": 1}}, [["a", "b", "a"]]),
+    ({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}, [["a", "b", "c", "a"]]),
+    ({"a": {"a": 1}}, [["a", "a"]]),
+    ({"a": {"b": 1}, "b": {"a": 1}, "c": {"d": 1}, "d": {"c": 1}}, [["a", "b", "a"], ["c", "d", "c"]]),
+    ({"a": {"b": 1, "c": 1}, "b": {"c": 1}, "c": {}}, []),
+])
+def test_the_cycle_finder_names_each_cycle(graph, cycles):
+    assert sorted(import_cycles(graph)) == cycles
+
+
+def test_a_cycle_message_names_the_modules_and_the_lines():
+    graph = {"fencecheck.a": {"fencecheck.b": ["fencecheck/a.py:3 (module level)"]},
+             "fencecheck.b": {"fencecheck.a": ["fencecheck/b.py:9 (inside a function)"]}}
+    assert cycle_text(import_cycles(graph)[0], graph) == (
+        "a -> b -> a\n"
+        "    a -> b: fencecheck/a.py:3 (module level)\n"
+        "    b -> a: fencecheck/b.py:9 (inside a function)"
+    )
+
+
+# --- no upward imports: the layers of fencecheck/ ------------------------------------------------------------
+
+# Lowest first. A module imports modules of its own layer or of lower ones, never of a higher one ("an upward
+# arrow"). Every module is in exactly one layer: a new module fails `test_every_module_is_in_one_layer` until
+# it is placed, by what it is for, not by what it happens to import. Names are relative to fencecheck ("" is
+# the package itself); a package's `__init__` is in the layer of what it re-exports.
+LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("interfaces", "what every layer speaks: errors, problem kinds, the plug-in interface and its parallel half, "
+                   "JSON forms, the known-bad judge, settings; they name no system and touch no Firestore",
+     ("", "errors", "problems", "plugin", "parallel.spec", "history_codec", "known_bad_verdict",
+      "hypothesis_profiles", "progress")),
+    ("records", "a system found by name through the registry, and what a run records of it (histories, "
+                "parallel programs, transition coverage, counterexample files); never a plug-in by import",
+     ("plugins", "systems", "history", "parallel.program", "coverage", "counterexamples")),
+    ("checker", "the linearizability checker and when its verdict means anything: a function of a history and "
+                "the model, with no Firestore",
+     ("linearizability", "linearizability_explain", "linearizability_fork", "linearizability_search",
+      "definite")),
+    ("shells", "the outside world: Firestore clients, the emulator, implementation processes, the wire proxy; "
+               "they carry calls and faults, and know no runner or verdict",
+     ("firestore_io", "emulator_discovery", "emulator", "implementation_process", "wire", "wire.faults",
+      "wire.methods", "wire.protowire", "wire.mix", "wire.proxy", "wire.session", "wire.lanes",
+      "wire.lockstep")),
+    ("runners", "drive a system through the shells and judge it with the checker: lockstep, contests, parallel "
+                "programs, the rules probe, and pytest's fixtures for the suites that run them",
+     ("lockstep", "contest", "contest_simulation", "contest_results", "parallel", "parallel.case",
+      "parallel.execute", "parallel.minimize", "parallel.property", "parallel.strategy", "rules_probe",
+      "pytest_plugin", "pytest_progress")),
+    ("plug-ins", "one system each, built on the runners and shells it plugs into; the core reaches a plug-in "
+                 "only by name through the registry (records), so nothing below imports one",
+     ("plugins.journal", "plugins.journal_api", "plugins.journal_codec", "plugins.journal_counterexamples",
+      "plugins.journal_exec", "plugins.journal_parallel", "plugins.journal_store", "plugins.journal_structure",
+      "plugins.lantern", "plugins.lantern_parallel", "plugins.gateway", "plugins.gateway_parallel",
+      "plugins.gateway_structure")),
+    ("report", "the evidence: reads back what the runs wrote (JUnit, failures, results, coverage) and renders "
+               "it; nothing that runs a system needs it",
+     ("failures", "junit", "report", "report.artifacts", "report.codec", "report.collect", "report.html_builder",
+      "report.model", "report.parallel", "report.record", "report.render_html", "report.render_json",
+      "report.render_markdown", "report.timeline", "report.wire_faults", "report.write")),
+    ("commands", "the command line and the gate, each command's own module (`fencecheck check`, `replay`, "
+                 "`emulator`, `gate`): the top, imported by nothing but each other",
+     ("__main__", "cli", "check_command", "emulator_service", "gate_process", "gate_replay", "replay",
+      "replay_contest")),
+)
+
+
+def _full(name: str) -> str:
+    return f"fencecheck.{name}" if name else "fencecheck"
+
+
+def layer_of(layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> dict[str, int]:
+    """Each module's layer (its index in `layers`, lowest 0)."""
+    return {_full(name): index for index, (_, _, names) in enumerate(layers) for name in names}
+
+
+def upward_imports(graph: Edges, layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> list[str]:
+    """One line per import of a higher layer's module: where, from which layer to which."""
+    where = layer_of(layers)
+    found = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            if module in where and target in where and where[target] > where[module]:
+                found.extend(f"{place}: {_short(module)} ({layers[where[module]][0]}) imports {_short(target)} "
+                             f"({layers[where[target]][0]})" for place in graph[module][target])
+    return found
+
+
+def test_every_module_is_in_one_layer():
+    names = [_full(name) for _, _, members in LAYERS for name in members]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    assert twice == [], f"expected each module in one layer of LAYERS; in several: {twice}"
+    modules = set(fencecheck_modules())
+    unplaced, gone = sorted(modules - set(names)), sorted(set(names) - modules)
+    assert unplaced == [], (f"expected every module of fencecheck in a layer of LAYERS; not placed: {unplaced}. "
+                            "Add each to the layer its job belongs to (the lowest whose reason fits)")
+    assert gone == [], f"LAYERS names modules that do not exist: {gone}; drop them"
+
+
+def test_no_module_imports_a_higher_layer():
+    found = upward_imports(import_graph(fencecheck_modules()))
+    assert found == [], (
+        "expected every module to import only its own layer or lower ones (LAYERS, lowest first; a function-level "
+        "or TYPE_CHECKING import counts); found:\n" + "\n".join(found)
+        + "\nfix: move the piece the lower module needs down to where it belongs (or, if the module itself is "
+          "misplaced, move it to its layer in LAYERS and say why there)"
+    )
+
+
+def test_the_layer_check_finds_an_upward_import():
+    layers = (("low", "", ("a",)), ("high", "", ("b",)))
+    graph = {"fencecheck.a": {"fencecheck.b": ["fencecheck/a.py:3 (inside a function)"]}, "fencecheck.b": {}}
+    assert upward_imports(graph, layers) == ["fencecheck/a.py:3 (inside a function): a (low) imports b (high)"]
+    downward = {"fencecheck.a": {}, "fencecheck.b": {"fencecheck.a": ["fencecheck/b.py:1 (module level)"]}}
+    assert upward_imports(downward, layers) == []

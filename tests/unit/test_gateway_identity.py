@@ -1,8 +1,9 @@
 """Golden identity vectors of the gateway journal (docs/gateway-contract.md "Identity";
-tests/vectors/gateway-identity-golden.json), computed three ways: by the model's identity functions, by a
-`JournalRef` and a begun record (what the model stores where), and by the formula written out here with
-struct and incremental hashlib and a canonical JSON encoder of its own (so a wrong vector file, or a wrong
-shared helper, is caught too)."""
+tests/vectors/gateway-identity-golden.json), computed by each side's own identity functions (the model's
+`model.gateway.identity` and the reference's `reference.gateway.identity`, two copies written from the
+contract, each pinned here on its own), by a `JournalRef` and a begun record (what the model stores where),
+and by the formula written out here with struct and incremental hashlib and a canonical JSON encoder of its
+own (so a wrong vector file, or a wrong shared helper, is caught too)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from model.gateway import GatewayState, JournalRef, documents, identity, owner_fingerprint_of, step
 from model.gateway.ops import Begin
+from reference.gateway import identity as reference_identity
 from tests.unit.gateway_builders import T0
 
 FILE = Path(__file__).parents[1] / "vectors" / "gateway-identity-golden.json"
@@ -29,6 +31,23 @@ HASH_KEYS = (
     "provider_confirm_idempotency_key",
     "lease_owner_fingerprint",
 )
+
+
+def _model_derived(op_identity: str) -> tuple[str, str, str]:
+    return (
+        identity.consume_idempotency_key(op_identity),
+        identity.provider_create_idempotency_key(op_identity),
+        identity.provider_confirm_idempotency_key(op_identity),
+    )
+
+
+# Each side's identity module and how it spells the three idempotency keys derived from an operation identity
+# (the model: one function each; the reference: `derived_keys`). Pinned independently: the model imports no
+# reference (tests/unit/test_model_imports.py), so a formula wrong in one side fails here on its own.
+SIDES = [
+    pytest.param((identity, _model_derived), id="model"),
+    pytest.param((reference_identity, reference_identity.derived_keys), id="reference"),
+]
 
 
 def independent_digest(*fields: str) -> str:
@@ -97,8 +116,33 @@ def test_the_formula_written_out_reproduces_the_vector_file(vector):
     assert {k: vector[k] for k in expected} == expected
 
 
+@pytest.mark.parametrize("side", SIDES)
 @pytest.mark.parametrize("vector", VECTORS, ids=IDS)
-def test_model_identity_functions_and_refs_reproduce_every_vector(vector):
+def test_identity_functions_reproduce_every_vector(vector, side):
+    ids, derived = side
+    given = vector["input"]
+    request, provider_input = ids.canonical_json(given["request"]), ids.canonical_json(given["provider_input"])
+    assert (request, provider_input) == (vector["canonical_request_json"], vector["canonical_provider_input_json"])
+    key = ids.journal_key(given["namespace_id"], given["gateway_binding_id"], given["operation_id"])
+    input_digest = ids.provider_input_digest(provider_input)
+    op_identity = ids.operation_identity(key, given["provider"], request, input_digest)
+    assert (key, input_digest, op_identity) == (
+        vector["journal_key"],
+        vector["provider_input_digest"],
+        vector["operation_identity"],
+    )
+    assert derived(op_identity) == (
+        vector["consume_idempotency_key"],
+        vector["provider_create_idempotency_key"],
+        vector["provider_confirm_idempotency_key"],
+    )
+    assert ids.lease_owner_fingerprint(key, given["lease_id"]) == vector["lease_owner_fingerprint"]
+    assert ids.record_path(given["namespace_id"], key) == vector["record_path"]
+    assert ids.event_path(given["namespace_id"], key, 1) == vector["first_event_path"]
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=IDS)
+def test_model_refs_reproduce_every_vector(vector):
     given = vector["input"]
     ref = _ref(given)
     assert (ref.request, ref.provider_input) == (
@@ -125,9 +169,11 @@ def test_a_begun_record_stores_the_golden_identity_at_the_golden_paths(vector):
     assert docs[vector["first_event_path"]]["journal_key"] == vector["journal_key"]
 
 
-def test_framing_makes_shifted_boundaries_differ():
-    assert identity.digest("ab", "c") != identity.digest("a", "bc")
-    assert identity.digest("ab", "c") == independent_digest("ab", "c")
-    assert identity.canonical_json({"\uffff": 1, "😀": [True, None]}) == independent_canonical(
+@pytest.mark.parametrize("side", SIDES)
+def test_framing_makes_shifted_boundaries_differ(side):
+    ids, _ = side
+    assert ids.digest("ab", "c") != ids.digest("a", "bc")
+    assert ids.digest("ab", "c") == independent_digest("ab", "c")
+    assert ids.canonical_json({"\uffff": 1, "😀": [True, None]}) == independent_canonical(
         {"\uffff": 1, "😀": [True, None]}
     )

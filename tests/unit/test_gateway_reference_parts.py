@@ -1,16 +1,15 @@
-"""The gateway reference's pure parts without an emulator (docs/gateway-contract.md): its own identity copy
-against the golden vectors, its document schema against the model's, the immutable error, input validation
-(before any Firestore call or clock reading), fail-closed record parsing, and its decisions beside the
-model's `step` on every state the model's steered generated runs reach (tests/unit/test_gateway_laws.py):
-same answer (exact JSON or code) and, when it writes, the very record and event the model's documents hold."""
+"""The gateway reference's pure parts without an emulator (docs/gateway-contract.md): its document schema
+against the model's, the immutable error, input validation (before any Firestore call or clock reading),
+fail-closed record parsing, and its decisions beside the model's `step` on every state the model's steered
+generated runs reach (tests/unit/test_gateway_laws.py): same answer (exact JSON or code) and, when it writes,
+the very record and event the model's documents hold. (Its identity copy is pinned to the golden vectors in
+tests/unit/test_gateway_identity.py, beside the model's.)"""
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections import Counter
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -45,32 +44,9 @@ from tests.unit.gateway_builders import (
 )
 from tests.unit.test_gateway_laws import runs, steered_run
 
-VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "gateway-identity-golden.json").read_text("utf-8"))
-
-
 # --- identity, schema, errors ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["journal_key"][:8] + v["operation_identity"][:8])
-def test_reference_identity_reproduces_the_golden_vectors(vector):
-    given_ = vector["input"]
-    assert identity.canonical_json(given_["request"]) == vector["canonical_request_json"]
-    key = identity.journal_key(given_["namespace_id"], given_["gateway_binding_id"], given_["operation_id"])
-    input_digest = identity.provider_input_digest(identity.canonical_json(given_["provider_input"]))
-    op_identity = identity.operation_identity(key, given_["provider"], vector["canonical_request_json"], input_digest)
-    assert (key, input_digest, op_identity) == (
-        vector["journal_key"],
-        vector["provider_input_digest"],
-        vector["operation_identity"],
-    )
-    assert identity.derived_keys(op_identity) == (
-        vector["consume_idempotency_key"],
-        vector["provider_create_idempotency_key"],
-        vector["provider_confirm_idempotency_key"],
-    )
-    assert identity.lease_owner_fingerprint(key, given_["lease_id"]) == vector["lease_owner_fingerprint"]
-    assert identity.record_path(given_["namespace_id"], key) == vector["record_path"]
-    assert identity.event_path(given_["namespace_id"], key, 1) == vector["first_event_path"]
+# The reference's identity copy is pinned to the golden vectors beside the model's, each on its own, in
+# tests/unit/test_gateway_identity.py (test_identity_functions_reproduce_every_vector[reference]).
 
 
 def test_document_schema_is_the_models_field_for_field_in_order():

@@ -36,7 +36,7 @@ from model.journal import (
     step,
     timestamp_parts,
 )
-from reference.journal.identity import audit_path, lifecycle_path, root_path
+from model.journal.identity import audit_path, lifecycle_path, root_path
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "identity-golden.json").read_text())["vectors"]
 V0 = VECTORS[0]
