@@ -30,7 +30,7 @@ from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .implementation_process import describe_exec, exec_command_of
 from .junit import SuiteCounts, parse_junit
-from .plugins import SYSTEM_NAMES
+from .plugins import ENV_PLUGINS, SYSTEM_NAMES, add_to_environment
 from .plugins import plugin as plugin_named
 from .report.model import INCOMPLETE, PASS
 from .systems import ENV_SYSTEM, check_configured, system_of_spec
@@ -406,6 +406,13 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _add_plugin_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE:ATTRIBUTE",
+                        help="register one more system for this run: the SystemPlugin object at MODULE:ATTRIBUTE "
+                        f"(repeatable; exported as ${ENV_PLUGINS}, so the processes the run starts have it too; "
+                        "docs/plugins-from-your-package.md)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fencecheck", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -422,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_parser.add_argument("--known-bad", metavar="NAME",
                              help="run the stateful and race suites against this known-bad variant instead of the "
                              "reference (known_bad/journal/, known_bad/lantern/); they should fail")
+    _add_plugin_option(gate_parser)
     gate_parser.set_defaults(handler=gate)
     report_parser = commands.add_parser(
         "report",
@@ -451,6 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--system", metavar="SPEC", help="replay against this implementation instead of the one the file names: "
         "'reference' (the reference of the file's system) or known_bad.<system>:<variant>"
     )
+    _add_plugin_option(replay_parser)
     replay_parser.set_defaults(handler=replay_command)
     check_parser = commands.add_parser(
         "check",
@@ -467,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
                               help="placement attempts per partition (default 1,000,000)")
     check_parser.add_argument("--processes", type=lambda text: _count(text, 1), default=1, metavar="N",
                               help="search partitions in N processes (default 1)")
+    _add_plugin_option(check_parser)
     check_parser.set_defaults(handler=check_command)
     emulator_parser = commands.add_parser(
         "emulator",
@@ -484,6 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        # Registered in this process's environment: the gate's suites and a replay's pytest inherit it.
+        for where in getattr(args, "plugin", ()):
+            add_to_environment(where)
         return args.handler(args)
     except FencecheckError as error:
         print(f"fencecheck: {error}", file=sys.stderr)
