@@ -33,7 +33,7 @@ from .junit import SuiteCounts, parse_junit
 from .plugins import ENV_PLUGINS, SYSTEM_NAMES, add_to_environment
 from .plugins import plugin as plugin_named
 from .report.model import INCOMPLETE, PASS
-from .systems import ENV_SYSTEM, check_configured, system_of_spec
+from .systems import ENV_SYSTEM, check_configured, spellings, system_of_spec
 
 PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
@@ -334,7 +334,7 @@ def _external_system(spec: str | None) -> str | None:
         return None
     spec = spec.strip()
     if not spec:
-        raise UsageError("--system needs a spec: a module, known_bad.<system>:<variant>, or journal:exec:<command>")
+        raise UsageError(f"--system needs a spec, one of: {spellings()}")
     check_configured({ENV_SYSTEM: spec})
     return spec
 
@@ -424,8 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="run only this suite (repeatable)")
     gate_parser.add_argument("--system", metavar="SPEC",
                              help="run the stateful, race and parallel suites against this implementation instead of "
-                             "the reference: an importable module, or <system>:exec:<command line> for one in "
-                             "another process (docs/implementation-protocol.md); the evidence names it")
+                             "the reference: <system>:<module> (journal, lantern, gateway or a --plugin system), a "
+                             "bare journal module, or journal:exec:<command line> for a journal in another process "
+                             "(docs/implementation-protocol.md); the evidence names it")
     gate_parser.add_argument("--known-bad", metavar="NAME",
                              help="run the stateful and race suites against this known-bad variant instead of the "
                              "reference (known_bad/journal/, known_bad/lantern/); they should fail")
@@ -457,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay_parser.add_argument(
         "--system", metavar="SPEC", help="replay against this implementation instead of the one the file names: "
-        "'reference' (the reference of the file's system) or known_bad.<system>:<variant>"
+        "'reference' (the reference of the file's system), known_bad.<system>:<variant> or <system>:<module>"
     )
     _add_plugin_option(replay_parser)
     replay_parser.set_defaults(handler=replay_command)
