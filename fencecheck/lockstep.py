@@ -204,7 +204,8 @@ class Lockstep:
         """The implementation answered what the model predicts (exact types and key order), reading the clock
         exactly once."""
         if not self.plugin.answer_matches(result, observed):
-            expected = result.output if result.outcome is not None else result.code
+            # `ok`, not the built-in models' `outcome`: a plug-in's result need only be a ModelResult
+            expected = result.output if result.ok else result.code
             raise self._mismatch(
                 op,
                 [

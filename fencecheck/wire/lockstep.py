@@ -89,7 +89,7 @@ def run_response_lost(lockstep: Lockstep, op: Any) -> Any:
             lockstep._coverage -= Counter({result.transition: 1})
     unavailable = plugin.unavailable_code
     if observed != unavailable and not (applied and plugin.answer_matches(result, observed)):
-        model = result.output if result.outcome is not None else result.code
+        model = result.output if result.ok else result.code
         allowed = f"{model!r} or {unavailable!r}" if applied else f"{unavailable!r} (nothing was applied)"
         raise lockstep._mismatch(op, [
             f"the wire lost the commit's answer ({lost}); the stored documents show the step "
