@@ -18,7 +18,7 @@ import reference.gateway
 import reference.lantern
 from fencecheck import cli, replay
 from fencecheck.counterexamples import write_counterexample
-from fencecheck.errors import SystemNotFoundError
+from fencecheck.errors import SystemNotFoundError, UsageError
 from fencecheck.plugins import ENV_PLUGINS
 from fencecheck.plugins.gateway import FUNCTIONS as GATEWAY_FUNCTIONS
 from fencecheck.plugins.gateway import GATEWAY, REFERENCE_GATEWAY
@@ -189,3 +189,19 @@ def test_a_counterexample_of_a_users_lantern_module_names_it_and_replay_resolves
     assert replay.program_system(path) == f"lantern:{name}"
     prepared = replay.prepare(path)
     assert prepared.system.name == f"lantern:{name}" and prepared.system.api.__name__ == name
+
+
+def test_replay_system_points_a_lantern_program_at_a_users_module(tmp_path, monkeypatch):
+    name = _module(tmp_path, monkeypatch, "my_lantern", _reexport("reference.lantern",
+                                                                  [*LANTERN_FUNCTIONS, "LanternError"]))
+    path = write_counterexample(tmp_path, [CreateVenue("bar-1", "Bar", 52.52, 13.405, 150)], machine="LanternMachine",
+                                plugin=LANTERN)
+    prepared = replay.prepare(path, f"lantern:{name}")
+    assert prepared.system.name == f"lantern:{name}"
+    assert (f"SYSTEM = __import__('fencecheck.systems', fromlist=['resolve_implementation'])"
+            f".resolve_implementation('lantern:{name}')\n") in prepared.program
+    with pytest.raises(UsageError) as raised:
+        replay.prepare(path, "gateway:my_gateway")
+    assert str(raised.value) == (
+        f"--system 'gateway:my_gateway' names a gateway implementation, but {path} is a counterexample of the "
+        "lantern: expected 'reference', known_bad.lantern:<variant> or lantern:<module>")
