@@ -21,8 +21,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from types import ModuleType
+from typing import Any
 
 from fencecheck.errors import PluginRegistrationError, SystemNotFoundError
 from fencecheck.plugin import SystemPlugin
@@ -74,7 +75,7 @@ def environment_entries(env: Mapping[str, str] | None = None) -> list[str]:
     return [entry.strip() for entry in env.get(ENV_PLUGINS, "").split(",") if entry.strip()]
 
 
-def add_to_environment(where: str, env: dict[str, str] | os._Environ[str] | None = None) -> SystemPlugin:
+def add_to_environment(where: str, env: MutableMapping[str, str] | None = None) -> SystemPlugin:
     """Check `"module:attribute"` (`load_entry`) and add it to $FENCECHECK_PLUGINS in `env` (default: this
     process's environment, so the processes it starts register it too); returns the plug-in. A name it shares
     with a system already registered is a `PluginRegistrationError`."""
@@ -150,7 +151,7 @@ class _SystemNames(Sequence[str]):
     after this module was imported (`--plugin`, $FENCECHECK_PLUGINS set later) is among them wherever a module
     imported the name."""
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    def __getitem__(self, index: Any) -> Any:  # an int gives a name, a slice a tuple of them
         return system_names()[index]
 
     def __len__(self) -> int:
@@ -178,7 +179,7 @@ def _where(name: str) -> tuple[str, str]:
     table = _table()
     if not isinstance(name, str) or name not in table:
         raise SystemNotFoundError(
-            f"no system called {name!r}: expected one of {', '.join(table)}. ({HOW_TO_REGISTER}.)") from None
+            f"no system called {name!r}: expected one of {', '.join(table)}. ({HOW_TO_REGISTER}.)")
     module, _, attribute = table[name].partition(":")
     return module, attribute
 
