@@ -62,7 +62,8 @@ def resolve_system(spec: str | None) -> Any:
 DEFAULT_SYSTEM = "journal"  # owns every spec no plug-in claims: its implementations may be any module
 EXEC_MARK = "exec:"
 SPELLINGS = (
-    "<system>:<module> (an importable module implementing that system's operations; systems: {systems})",
+    "<system>:<module> (an importable module implementing that system's operations; systems: {systems}; one "
+    "of your own is registered by --plugin or an entry point, docs/plugins-from-your-package.md)",
     "journal:exec:<command line> (a journal in another process, docs/implementation-protocol.md)",
     "known_bad.<system>:<variant> (a variant of a known-bad catalogue)",
     "reference.lantern or reference.gateway (that system's reference)",

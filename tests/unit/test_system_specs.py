@@ -167,7 +167,8 @@ def test_a_spec_no_system_claims_lists_the_spellings():
         f"spelled one of: {spellings()}.")
     assert spellings() == (
         "<system>:<module> (an importable module implementing that system's operations; systems: journal, lantern, "
-        "gateway); journal:exec:<command line> (a journal in another process, docs/implementation-protocol.md); "
+        "gateway; one of your own is registered by --plugin or an entry point, docs/plugins-from-your-package.md); "
+        "journal:exec:<command line> (a journal in another process, docs/implementation-protocol.md); "
         "known_bad.<system>:<variant> (a variant of a known-bad catalogue); reference.lantern or reference.gateway "
         "(that system's reference); a bare module with the four journal functions (the journal's, as before "
         "<system>:<module>)")
