@@ -30,10 +30,10 @@ from .emulator import emulator_from_environment
 from .errors import FencecheckError, UsageError
 from .implementation_process import describe_exec, exec_command_of
 from .junit import SuiteCounts, parse_junit
-from .plugins import SYSTEM_NAMES
+from .plugins import ENV_PLUGINS, SYSTEM_NAMES, add_to_environment
 from .plugins import plugin as plugin_named
 from .report.model import INCOMPLETE, PASS
-from .systems import ENV_SYSTEM, check_configured, system_of_spec
+from .systems import ENV_SYSTEM, check_configured, spellings, system_of_spec
 
 PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
@@ -334,7 +334,7 @@ def _external_system(spec: str | None) -> str | None:
         return None
     spec = spec.strip()
     if not spec:
-        raise UsageError("--system needs a spec: a module, known_bad.<system>:<variant>, or journal:exec:<command>")
+        raise UsageError(f"--system needs a spec, one of: {spellings()}")
     check_configured({ENV_SYSTEM: spec})
     return spec
 
@@ -406,6 +406,13 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _add_plugin_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE:ATTRIBUTE",
+                        help="register one more system for this run: the SystemPlugin object at MODULE:ATTRIBUTE "
+                        f"(repeatable; exported as ${ENV_PLUGINS}, so the processes the run starts have it too; "
+                        "docs/plugins-from-your-package.md)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fencecheck", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -417,11 +424,13 @@ def build_parser() -> argparse.ArgumentParser:
                              help="run only this suite (repeatable)")
     gate_parser.add_argument("--system", metavar="SPEC",
                              help="run the stateful, race and parallel suites against this implementation instead of "
-                             "the reference: an importable module, or <system>:exec:<command line> for one in "
-                             "another process (docs/implementation-protocol.md); the evidence names it")
+                             "the reference: <system>:<module> (journal, lantern, gateway or a --plugin system), a "
+                             "bare journal module, or journal:exec:<command line> for a journal in another process "
+                             "(docs/implementation-protocol.md); the evidence names it")
     gate_parser.add_argument("--known-bad", metavar="NAME",
                              help="run the stateful and race suites against this known-bad variant instead of the "
                              "reference (known_bad/journal/, known_bad/lantern/); they should fail")
+    _add_plugin_option(gate_parser)
     gate_parser.set_defaults(handler=gate)
     report_parser = commands.add_parser(
         "report",
@@ -449,8 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay_parser.add_argument(
         "--system", metavar="SPEC", help="replay against this implementation instead of the one the file names: "
-        "'reference' (the reference of the file's system) or known_bad.<system>:<variant>"
+        "'reference' (the reference of the file's system), known_bad.<system>:<variant> or <system>:<module>"
     )
+    _add_plugin_option(replay_parser)
     replay_parser.set_defaults(handler=replay_command)
     check_parser = commands.add_parser(
         "check",
@@ -467,6 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
                               help="placement attempts per partition (default 1,000,000)")
     check_parser.add_argument("--processes", type=lambda text: _count(text, 1), default=1, metavar="N",
                               help="search partitions in N processes (default 1)")
+    _add_plugin_option(check_parser)
     check_parser.set_defaults(handler=check_command)
     emulator_parser = commands.add_parser(
         "emulator",
@@ -484,6 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        # Registered in this process's environment: the gate's suites and a replay's pytest inherit it.
+        for where in getattr(args, "plugin", ()):
+            add_to_environment(where)
         return args.handler(args)
     except FencecheckError as error:
         print(f"fencecheck: {error}", file=sys.stderr)

@@ -6,16 +6,19 @@ renders a whole program as a test module that replays it with `fencecheck.lockst
 `firestore_db` fixture; `write_counterexample(...)` stores it as `counterexamples/<machine>-<shortid>.py`
 (the short id is a digest of the program, so the same program always lands in the same file).
 
-Programs of any system (`plugin=`, a `fencecheck.plugin.SystemPlugin`) are written; the operations are
-imported from `model.<system>`, with the classes of the values they hold that the plug-in names
-(`SystemPlugin.model_imports`). Values the plug-in hoists (`SystemPlugin.hoisted`: the journal's command
-refs) are spelled once, as constants `C1`, `C2`, ...
+Programs of any system (`plugin=`, a `fencecheck.plugin.SystemPlugin`) are written; every class a file spells
+(the operations', the values they hold, their enums) is imported from the module it lives in
+(`type(op).__module__`, or the shallowest package above it that exports it: `public_module`), with any name the
+plug-in adds (`SystemPlugin.model_imports`). Values the plug-in hoists (`SystemPlugin.hoisted`: the journal's
+command refs) are spelled once, as constants `C1`, `C2`, ...
 
 A plug-in may spell how its files name the system replayed (`SystemPlugin.counterexample_system`: the
 journal's keep the form they always had, `fencecheck/plugins/journal_counterexamples.py`). Otherwise a file
-always names its implementation, resolved by the plug-in from its spec (None: the plug-in's reference), so a
-known-bad variant's program replays against the variant:
+finds the plug-in through the registry by its registered name (so a system from outside fencecheck replays
+wherever it is registered) and always names its implementation, resolved by the plug-in from its spec (None:
+the plug-in's reference), so a known-bad variant's program replays against the variant:
 
+    LANTERN = plugin('lantern')
     SYSTEM = LANTERN.resolve('known_bad.lantern:finding_13_blind_decrement_deleted_venue')
 
     def test_replay(firestore_db):
@@ -27,6 +30,8 @@ from __future__ import annotations
 import enum
 import hashlib
 import math
+import re
+import sys
 import textwrap
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -100,14 +105,49 @@ def _holds_datetime(value: Any) -> bool:
     return attrs.has(type(value)) and any(_holds_datetime(getattr(value, f.name)) for f in attrs.fields(type(value)))
 
 
+def _spelled_classes(value: Any) -> set[type]:
+    """The classes `to_source` spells by name for `value`: its own (an attrs class, an enum), and those of the
+    values it holds, at any depth."""
+    if isinstance(value, enum.Enum):
+        return {type(value)}
+    if not attrs.has(type(value)):
+        return set()
+    found = {type(value)}
+    for field in attrs.fields(type(value)):
+        found |= _spelled_classes(getattr(value, field.name))
+    return found
+
+
+def public_module(cls: type) -> str:
+    """The module a file imports `cls` from: the shallowest package on the way to the module that defines it
+    (`type(op).__module__`) which exports that very class, so `model.journal.ops.Register` is imported from
+    `model.journal`, as its files always spelled it, and a system's classes from wherever they live."""
+    parts = cls.__module__.split(".")
+    for depth in range(1, len(parts)):
+        module = sys.modules.get(".".join(parts[:depth]))
+        if module is not None and getattr(module, cls.__name__, None) is cls:
+            return module.__name__
+    return cls.__module__
+
+
 def _model_imports(ops: Sequence[Operation], plugin: SystemPlugin, hoisted: Sequence[Any]) -> list[str]:
-    """The standard-library line and the model's import: exactly the names the operations use."""
-    model = {type(op).__name__ for op in ops} | {type(value).__name__ for value in hoisted}
-    model |= set(plugin.model_imports(ops))  # the classes of values the operations hold, as the plug-in says
-    if any(isinstance(value, enum.Enum) for op in ops for value in attrs.astuple(op, recurse=False)):
-        model.add("FaultKind")  # both models' only enum
+    """The standard-library line and the model's imports: exactly the classes the operations and the hoisted
+    values spell, each from its module (`public_module`), and the names the plug-in adds
+    (`SystemPlugin.model_imports`), from the first module of the operations' that exports them."""
+    classes = set().union(*(_spelled_classes(value) for value in (*ops, *hoisted)))
+    by_module: dict[str, set[str]] = {}
+    for cls in classes:
+        by_module.setdefault(public_module(cls), set()).add(cls.__name__)
+    ops_modules = [public_module(type(op)) for op in ops]
+    for name in plugin.model_imports(ops):
+        home = next((module for module in dict.fromkeys(ops_modules) if hasattr(sys.modules[module], name)),
+                    ops_modules[0] if ops_modules else None)
+        if home is None:
+            raise ValueError(f"the plug-in names {name!r} to import, but there are no operations to import it with")
+        by_module.setdefault(home, set()).add(name)
     lines = ["from datetime import UTC, datetime", ""] if any(_holds_datetime(op) for op in ops) else []
-    return [*lines, f"from model.{plugin.name} import {', '.join(sorted(model))}"]
+    imports = [f"from {module} import {', '.join(sorted(names))}" for module, names in sorted(by_module.items())]
+    return [*lines, *imports]
 
 
 class _SystemSpelling(NamedTuple):
@@ -119,17 +159,26 @@ class _SystemSpelling(NamedTuple):
     call: str
 
 
-def plugin_constant(plugin: SystemPlugin) -> tuple[str, str]:
-    """(module, name) of the plug-in object a generated file imports: `fencecheck.plugins.<name>.<NAME>`."""
-    return f"fencecheck.plugins.{plugin.name}", plugin.name.upper()
+def plugin_constant(plugin: SystemPlugin) -> str:
+    """The name a generated file gives the plug-in it looks up by name (`LANTERN = plugin('lantern')`)."""
+    constant = re.sub(r"\W", "_", plugin.name).upper()
+    if not constant.isidentifier() or constant in ("OPS", "SYSTEM"):  # a leading digit; the file's own names
+        constant = f"PLUGIN_{constant}"
+    return constant
+
+
+def plugin_line(plugin: SystemPlugin) -> str:
+    """A generated file's line that finds the plug-in through the registry by its registered name, so a file of
+    a system from outside fencecheck replays wherever that system is registered (docs/plugins-from-your-package.md)."""
+    return f"{plugin_constant(plugin)} = plugin({plugin.name!r})"
 
 
 def _plugin_system(plugin: SystemPlugin, system_module: str | None) -> _SystemSpelling:
     spec = system_module if system_module is not None else plugin.spec_of(plugin.reference)
-    module, constant = plugin_constant(plugin)
+    constant = plugin_constant(plugin)
     return _SystemSpelling(
-        ["from fencecheck.lockstep import replay", f"from {module} import {constant}"],
-        f"SYSTEM = {constant}.resolve({spec!r})",
+        ["from fencecheck.lockstep import replay", "from fencecheck.plugins import plugin"],
+        f"{plugin_line(plugin)}\nSYSTEM = {constant}.resolve({spec!r})",
         f"replay(firestore_db, OPS, plugin={constant}, system=SYSTEM)",
     )
 
@@ -145,7 +194,8 @@ def _imports(
 ) -> list[str]:
     """Exactly the imports the generated module uses (it must pass `ruff check` as it stands)."""
     model = _model_imports(ops, plugin, hoisted)
-    return [*model[:-1], *sorted([*system.imports, model[-1]])]
+    stdlib = model[:2] if model[:1] == ["from datetime import UTC, datetime"] else []
+    return [*stdlib, *sorted([*system.imports, *model[len(stdlib):]])]
 
 
 def _comment(text: str, limit: int = 60) -> list[str]:

@@ -63,6 +63,11 @@ class SystemNotFoundError(FencecheckError, ImportError):
     """A journal system named by a counterexample or $FENCECHECK_SYSTEM cannot be imported or built."""
 
 
+class PluginRegistrationError(UsageError):
+    """A system registered from outside fencecheck (an entry point of `fencecheck.systems`, `--plugin`,
+    $FENCECHECK_PLUGINS) that names no SystemPlugin, or whose name another registration has too."""
+
+
 class CounterexampleError(FencecheckError, ValueError):
     """A saved counterexample is missing, of an unknown kind, or not in the expected format."""
 

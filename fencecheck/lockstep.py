@@ -205,7 +205,8 @@ class Lockstep:
         """The implementation answered what the model predicts (exact types and key order), reading the clock
         exactly once."""
         if not self.plugin.answer_matches(result, observed):
-            expected = result.output if result.outcome is not None else result.code
+            # `ok`, not the built-in models' `outcome`: a plug-in's result need only be a ModelResult
+            expected = result.output if result.ok else result.code
             raise self._mismatch(
                 op,
                 [
@@ -276,7 +277,7 @@ class Lockstep:
                 self._coverage -= Counter({result.transition: 1})
         unavailable = plugin.unavailable_code
         if observed != unavailable and not (applied and plugin.answer_matches(result, observed)):
-            model = result.output if result.outcome is not None else result.code
+            model = result.output if result.ok else result.code
             allowed = f"{model!r} or {unavailable!r}" if applied else f"{unavailable!r} (nothing was applied)"
             raise self._mismatch(op, [
                 f"the wire lost the commit's answer ({lost}); the stored documents show the step "

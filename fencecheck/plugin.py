@@ -153,9 +153,9 @@ class SystemPlugin:
     known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
 
     # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
-    # (the operations) -> the names of model classes a file spells beyond the operations' own and the hoisted
-    # values' (what an operation holds: the gateway's JournalRef, HostedAnswer, Evidence), imported from
-    # `model.<name>` with them.
+    # (the operations) -> the names of model classes a file must import beyond those it spells itself (every
+    # attrs class and enum the operations and hoisted values hold is found by fencecheck.counterexamples),
+    # imported from the operations' own module.
     model_imports: Callable[[Sequence[Any]], Iterable[str]] = lambda _ops: ()
     # Values the operations share, spelled once in a file as constants C1, C2, ... (the journal's commands).
     hoisted: Callable[[Sequence[Any]], Sequence[Any]] = lambda _ops: ()

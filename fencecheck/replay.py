@@ -252,8 +252,8 @@ def _override(path: Path, system_name: str, spec: str) -> str | None:
     named = system_of_spec(spec)
     if named != system_name:
         raise UsageError(f"--system {spec!r} names a {named or 'missing'} implementation, but {path} is a "
-                         f"counterexample of the {system_name}: expected {REFERENCE_SPEC!r} or "
-                         f"known_bad.{system_name}:<variant>")
+                         f"counterexample of the {system_name}: expected {REFERENCE_SPEC!r}, "
+                         f"known_bad.{system_name}:<variant> or {system_name}:<module>")
     return spec
 
 

@@ -1,11 +1,18 @@
 """Which implementation a suite runs against: the reference, or the system $FENCECHECK_SYSTEM names.
 
-$FENCECHECK_SYSTEM names an implementation of one system (plug-in): each plug-in says which specs are its own
-(`SystemPlugin.spec_prefixes`: the lantern's `reference.lantern` and `known_bad.lantern:<variant>`, the
-gateway's `reference.gateway` and `known_bad.gateway:<variant>`), and a spec no plug-in owns is the journal's
-(DEFAULT_SYSTEM: any importable module with its four functions) (`system_of_spec`). Suites of the other
-systems run against their reference: `configured_implementation(plugin)`. Each plug-in resolves its own
-specs (`SystemPlugin.resolve`: the journal's spelling is in `fencecheck/plugins/journal.py`).
+$FENCECHECK_SYSTEM names an implementation of one system (plug-in), spelled one of `SPELLINGS`:
+
+- `<system>:<module>` names both, for any registered system (`lantern:mypkg.lantern_impl`,
+  `cas_register:examples.cas_register.implementation`): the plug-in's `resolve` gets the whole spec and takes
+  the module after its name (`module_of_spec`);
+- `journal:exec:<command line>`: a journal in another process (docs/implementation-protocol.md);
+- a spec a plug-in owns (`SystemPlugin.spec_prefixes`: `reference.lantern`, `known_bad.lantern:<variant>`,
+  `reference.gateway`, `known_bad.gateway:<variant>`, `known_bad.journal:<variant>`);
+- anything else is the journal's (DEFAULT_SYSTEM: a bare module with its four functions, as it always was). When
+  the journal cannot resolve such a spec either, the error lists every spelling (`resolve_implementation`).
+
+Suites of the other systems run against their reference: `configured_implementation(plugin)`. Each plug-in
+resolves its own specs (`SystemPlugin.resolve`: the journal's spelling is in `fencecheck/plugins/journal.py`).
 
 `fencecheck gate --known-bad NAME` sets the variable for the suites' processes; the stateful machines and the
 race and parallel suites' fixtures read it.
@@ -15,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,17 +60,83 @@ def resolve_system(spec: str | None) -> Any:
 
 
 DEFAULT_SYSTEM = "journal"  # owns every spec no plug-in claims: its implementations may be any module
+EXEC_MARK = "exec:"
+SPELLINGS = (
+    "<system>:<module> (an importable module implementing that system's operations; systems: {systems}; one "
+    "of your own is registered by --plugin or an entry point, docs/plugins-from-your-package.md)",
+    "journal:exec:<command line> (a journal in another process, docs/implementation-protocol.md)",
+    "known_bad.<system>:<variant> (a variant of a known-bad catalogue)",
+    "reference.lantern or reference.gateway (that system's reference)",
+    "a bare module with the four journal functions (the journal's, as before <system>:<module>)",
+)
+
+
+def spellings() -> str:
+    """The ways to spell an implementation, for messages that must say what was expected."""
+    return "; ".join(SPELLINGS).format(systems=", ".join(SYSTEM_NAMES))
+
+
+def module_of_spec(name: str, spec: str | None) -> str | None:
+    """The module a `<name>:<module>` spec names for the system `name` (None: the spec is not of that form).
+    `<name>:exec:...` is no module: a SystemNotFoundError for a system other than the journal, which alone
+    speaks the implementation process protocol."""
+    spec = (spec or "").strip()
+    head, colon, module = spec.partition(":")
+    if head != name or not colon:
+        return None
+    if module.startswith(EXEC_MARK) and name != DEFAULT_SYSTEM:
+        raise SystemNotFoundError(
+            f"{name} system {spec!r}: an implementation in another process (<system>:exec:) is the journal's only "
+            f"(docs/implementation-protocol.md); for the {name}, give {name}:<module>, an importable module with "
+            "its operations.")
+    if not module:
+        raise SystemNotFoundError(f"{name} system {spec!r}: expected {name}:<module>, an importable module.")
+    return module
+
+
+def implementation_module(name: str, spec: str, functions: Iterable[str]) -> ModuleType:
+    """The module a `<name>:<module>` spec names (`module_of_spec`), imported, with every one of `functions`
+    callable on it: what a plug-in's `resolve` calls to take a user's module (the lantern's, the gateway's)."""
+    module_name = module_of_spec(name, spec)
+    if module_name is None:
+        raise SystemNotFoundError(f"{name} system {spec!r}: expected {name}:<module>.")
+    hint = f"Expected {name}:<module>, an importable module with {', '.join(functions)}."
+    module = import_module(module_name, f"{name} system {spec!r}", hint)
+    missing = [function for function in functions if not callable(getattr(module, function, None))]
+    if missing:
+        raise SystemNotFoundError(f"{name} system {spec!r}: module {module_name} has no {', '.join(missing)}. {hint}")
+    return module
+
+
+def _claimant(spec: str) -> str | None:
+    """The system that claims a (stripped, non-empty) spec, or None when none does."""
+    named, colon, _rest = spec.partition(":")
+    if colon and named in SYSTEM_NAMES:  # `<system>:<module>`, `<system>:exec:<command line>`
+        return named
+    return next((name for name in SYSTEM_NAMES if plugin_named(name).owns_spec(spec)), None)
 
 
 def system_of_spec(spec: str | None) -> str | None:
-    """The plug-in a system spec belongs to ("journal", "lantern", "gateway"), None for an empty spec."""
+    """The plug-in a system spec belongs to ("journal", "lantern", "gateway", or a system registered from
+    outside), None for an empty spec. A spec no plug-in claims is the journal's (DEFAULT_SYSTEM)."""
     spec = (spec or "").strip()
     if not spec:
         return None
-    named, mark, _command = spec.partition(":exec:")
-    if mark and named in SYSTEM_NAMES:  # `<system>:exec:<command line>`: an implementation in another process
-        return named
-    return next((name for name in SYSTEM_NAMES if plugin_named(name).owns_spec(spec)), DEFAULT_SYSTEM)
+    return _claimant(spec) or DEFAULT_SYSTEM
+
+
+def _resolve(plugin: SystemPlugin, spec: str | None) -> Any:
+    """`plugin.resolve(spec)`; for a spec no plug-in claimed (taken as a bare journal module), a failure says
+    so and lists the spellings, since the journal's own message would mislead about a typo in another's."""
+    try:
+        return plugin.resolve(spec)
+    except SystemNotFoundError as error:
+        stripped = (spec or "").strip()
+        if not stripped or _claimant(stripped) is not None:
+            raise
+        raise SystemNotFoundError(
+            f"no system claims the spec {stripped!r}, so it was taken as a bare journal module, and that failed: "
+            f"{error} An implementation is spelled one of: {spellings()}.") from None
 
 
 def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | None = None) -> Any:
@@ -73,7 +146,7 @@ def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | Non
     spec = env.get(ENV_SYSTEM)
     if system_of_spec(spec) != plugin.name:
         return plugin.reference
-    return plugin.resolve(spec)
+    return _resolve(plugin, spec)
 
 
 def reference_run(env: Mapping[str, str] | None = None, system: str = "journal") -> bool:
@@ -95,7 +168,7 @@ def check_configured(env: Mapping[str, str] | None = None) -> None:
 def resolve_implementation(spec: str | None) -> Any:
     """An implementation of whichever system the spec belongs to (`system_of_spec`; no spec: the journal's
     reference)."""
-    return plugin_named(system_of_spec(spec) or "journal").resolve(spec)
+    return _resolve(plugin_named(system_of_spec(spec) or DEFAULT_SYSTEM), spec)
 
 
 def describe_system(system: Any) -> str:

@@ -28,6 +28,7 @@ from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from fencecheck.plugins.gateway_structure import contest_problems
+from fencecheck.systems import implementation_module, module_of_spec
 from model.gateway import (
     TRANSITIONS,
     ApplyEvidence,
@@ -75,11 +76,18 @@ REFERENCE_GATEWAY = GatewaySystem.of(REFERENCE_SPEC, reference.gateway)
 
 
 def resolve(spec: str | None) -> GatewaySystem:
+    """`reference.gateway` (or nothing), `known_bad.gateway:<variant>`, or `gateway:<module>`: a module of the
+    user's with the ten functions of `FUNCTIONS` (and `GatewayError` if it declares its error type), named by the
+    whole spec."""
     spec = (spec or "").strip()
-    if spec in ("", REFERENCE_SPEC):
+    if spec in ("", REFERENCE_SPEC, f"gateway:{REFERENCE_SPEC}"):
         return REFERENCE_GATEWAY
+    if module_of_spec("gateway", spec) is not None and not spec.startswith(f"gateway:{VARIANT_PREFIX}"):
+        return GatewaySystem.of(spec, implementation_module("gateway", spec, FUNCTIONS.values()))
+    spec = spec.removeprefix("gateway:")
     if not spec.startswith(VARIANT_PREFIX):
-        raise SystemNotFoundError(f"gateway system {spec!r}: expected {REFERENCE_SPEC} or {VARIANT_PREFIX}<variant>.")
+        raise SystemNotFoundError(f"gateway system {spec!r}: expected {REFERENCE_SPEC}, {VARIANT_PREFIX}<variant> "
+                                  "or gateway:<module>.")
     from known_bad.gateway import variant  # the catalogue is test material: loaded only when named
 
     try:

@@ -124,7 +124,8 @@ def audit_chain_problems(state: JournalState, stored: Mapping[str, Any], keys: I
 # --- implementations and histories -------------------------------------------------------------------------
 
 
-HINT = "Expected an importable module with the four journal functions, or known_bad.journal:<variant>."
+HINT = ("Expected an importable module with the four journal functions (bare, or journal:<module>), "
+        "known_bad.journal:<variant>, or journal:exec:<command line>.")
 
 
 def resolve_system(spec: str | None) -> ReferenceAPI:
@@ -135,12 +136,14 @@ def resolve_system(spec: str | None) -> ReferenceAPI:
     and `CommandJournalError` if it declares its error type (without one, its errors are told by their `.code`
     alone: `ReferenceAPI.from_module`), or `package.module:name` for a named system the module builds with
     `system(name)` (the known-bad catalogue: `known_bad.journal:<variant>`), or `journal:exec:<command line>`
-    for one that speaks docs/implementation-protocol.md."""
+    for one that speaks docs/implementation-protocol.md; any of the first two may be prefixed `journal:`."""
     spec = (spec or "").strip()
-    if spec in ("", REFERENCE.module):
-        return REFERENCE
     if is_exec_spec(spec):  # `journal:exec:<command line>`: an implementation in another process
         return exec_journal(spec)
+    # `journal:<module>` names the system explicitly (fencecheck.systems); the module is spelled as before
+    spec = spec.removeprefix("journal:")
+    if spec in ("", REFERENCE.module):
+        return REFERENCE
     module_name, named, name = spec.partition(":")
     module = import_module(module_name, f"journal system {spec!r}", HINT)
     if named:

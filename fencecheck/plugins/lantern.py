@@ -25,7 +25,7 @@ from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_project, typed
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
-from fencecheck.systems import import_module
+from fencecheck.systems import implementation_module, import_module, module_of_spec
 from model.lantern import (
     ERROR_CODES,
     TRANSITIONS,
@@ -69,13 +69,24 @@ class LanternSystem:
 REFERENCE_LANTERN = LanternSystem.of(REFERENCE_SPEC, reference.lantern)
 
 
+# What `invoke` calls on an implementation, each with keyword arguments only (db=, attempt_log=, and clock= for
+# the four that read the time): a user's module (`lantern:<module>`) must have them all.
+FUNCTIONS = ("create_venue", "delete_venue", "light_lantern", "activate_scheduled_lantern", "extinguish_lantern",
+             "read_active_lanterns")
+
+
 def resolve(spec: str | None) -> LanternSystem:
+    """`reference.lantern` (or nothing), `known_bad.lantern:<variant>`, or `lantern:<module>`: a module of the
+    user's with `FUNCTIONS` (and `LanternError` if it declares its error type), named by the whole spec."""
     spec = (spec or "").strip()
-    if spec in ("", REFERENCE_SPEC):
+    if spec in ("", REFERENCE_SPEC, f"lantern:{REFERENCE_SPEC}"):
         return REFERENCE_LANTERN
+    if module_of_spec("lantern", spec) is not None and not spec.startswith(f"lantern:{VARIANT_PREFIX}"):
+        return LanternSystem.of(spec, implementation_module("lantern", spec, FUNCTIONS))
+    spec = spec.removeprefix("lantern:")
     if not spec.startswith(VARIANT_PREFIX):
-        raise SystemNotFoundError(f"lantern system {spec!r}: expected {REFERENCE_SPEC} or "
-                                  f"{VARIANT_PREFIX}<variant>.")
+        raise SystemNotFoundError(f"lantern system {spec!r}: expected {REFERENCE_SPEC}, {VARIANT_PREFIX}<variant> "
+                                  "or lantern:<module>.")
     from known_bad.lantern import variant  # the catalogue is test material: loaded only when named
 
     try:

@@ -428,7 +428,8 @@ def test_a_cycle_message_names_the_modules_and_the_lines():
 # the package itself); a package's `__init__` is in the layer of what it re-exports.
 LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("interfaces", "what every layer speaks: errors, problem kinds, the plug-in interface and its parallel half, "
-                   "JSON forms and their schemas, the known-bad judge, settings; they name no system and touch no Firestore",
+                   "JSON forms and their schemas, the known-bad judge, settings; they name no system and touch no "
+                   "Firestore",
      ("", "errors", "problems", "plugin", "parallel.spec", "history_codec", "schemas", "known_bad_verdict",
       "hypothesis_profiles", "progress")),
     ("records", "a system found by name through the registry, and what a run records of it (histories, "

@@ -5,7 +5,6 @@ compiled and inspected, not run)."""
 from __future__ import annotations
 
 import ast
-import importlib
 import math
 from datetime import UTC, datetime, timedelta
 
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 
 import model.lantern as lantern
 from fencecheck import replay
-from fencecheck.counterexamples import plugin_constant, program_source, to_source, write_counterexample
+from fencecheck.counterexamples import plugin_constant, plugin_line, program_source, to_source, write_counterexample
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN
 from model.journal import CommandRef, FaultKind, InjectFault, Register
@@ -84,7 +83,7 @@ def test_a_lantern_program_module_replays_its_ops_against_the_system_it_names(op
 def test_the_reference_is_named_too():
     ops = [CreateVenue("bar-1", "Bar", 52.52, 13.405, 150)]
     source = program_source(ops, machine="LanternMachine", replay_command="x", plugin=LANTERN)
-    assert "SYSTEM = LANTERN.resolve('reference.lantern')" in source
+    assert "LANTERN = plugin('lantern')\nSYSTEM = LANTERN.resolve('reference.lantern')\n" in source
     assert _module(source)["SYSTEM"] is LANTERN.reference
     assert "from datetime" not in source and "FaultKind" not in source  # nothing unused: the file lints clean
 
@@ -104,9 +103,57 @@ def test_the_written_file_names_the_variant_for_fencecheck_replay(tmp_path):
     assert "#   2. light(user=u lantern=lan-1 venue=bar-1 from 52.52,13.405 at T+0.000000s)" in path.read_text()
 
 
-def test_plugin_constant_names_the_plugin_object():
-    module, name = plugin_constant(LANTERN)
-    assert getattr(importlib.import_module(module), name) is LANTERN
+def test_a_file_finds_the_plugin_through_the_registry_by_its_name():
+    assert plugin_line(LANTERN) == "LANTERN = plugin('lantern')"
+    namespace: dict = {}
+    exec(f"from fencecheck.plugins import plugin\n{plugin_line(LANTERN)}", namespace)  # noqa: S102
+    assert namespace[plugin_constant(LANTERN)] is LANTERN
+
+
+@pytest.mark.parametrize("name, constant", [
+    ("cas_register", "CAS_REGISTER"), ("cas-register", "CAS_REGISTER"), ("2pc", "PLUGIN_2PC"),
+    ("system", "PLUGIN_SYSTEM"), ("ops", "PLUGIN_OPS"),
+])
+def test_the_plugin_constant_is_an_identifier_the_file_uses_for_nothing_else(name, constant):
+    assert plugin_constant(attrs.evolve(LANTERN, name=name)) == constant
+
+
+# What a lantern file looks like: the plug-in found by its registered name, the classes imported from the
+# package that exports them (model.lantern, not model.lantern.ops where they are defined).
+LANTERN_GOLDEN_TAIL = """from datetime import UTC, datetime
+
+from fencecheck.lockstep import replay
+from fencecheck.plugins import plugin
+from model.lantern import CreateVenue, FaultKind, InjectFault, Light
+
+OPS = [
+    CreateVenue(venue_id='bar-1', name='Bar', latitude=52.52, longitude=13.405, radius_meters=150.0),
+    Light(
+        user_id='u',
+        lantern_id='l',
+        venue_id='bar-1',
+        latitude=52.52,
+        longitude=13.405,
+        now=datetime(2026, 3, 1, 20, tzinfo=UTC),
+    ),
+    InjectFault(kind=FaultKind.COUNTER_DRIFT, subject='bar-1', now=None),
+]
+
+LANTERN = plugin('lantern')
+SYSTEM = LANTERN.resolve('reference.lantern')
+
+
+def test_replay(firestore_db):
+    replay(firestore_db, OPS, plugin=LANTERN, system=SYSTEM)
+"""
+
+
+def test_the_lantern_form():
+    ops = [CreateVenue("bar-1", "Bar", 52.52, 13.405, 150), Light("u", "l", "bar-1", 52.52, 13.405, now=T0),
+           lantern.InjectFault(lantern.FaultKind.COUNTER_DRIFT, "bar-1")]
+    source = program_source(ops, machine="LanternMachine", replay_command="x", plugin=LANTERN)
+    assert source[source.index("from datetime"):] == LANTERN_GOLDEN_TAIL
+    assert _module(source)["OPS"] == ops
 
 
 # The journal's files keep exactly the form they had before other systems were written (this golden module
