@@ -83,7 +83,7 @@ def _mutate_double_grant(history: History) -> History:
         i for i, c in enumerate(calls) if c.outcome.definite and c.outcome.observed.get("outcome") == "lease_busy"
     )
     calls[busy_index] = attrs.evolve(calls[busy_index], outcome=Definite(granted.outcome.observed))
-    return History(calls, history.final_documents)
+    return History(calls, history.final_documents, system=history.system)
 
 
 def _mutate_late_answer(history: History) -> History:
@@ -91,7 +91,7 @@ def _mutate_late_answer(history: History) -> History:
     calls = list(history.calls)
     index = max(i for i, c in enumerate(calls) if c.outcome.definite and c.outcome.observed != "lease_rejected")
     calls[index] = attrs.evolve(calls[index], outcome=Definite("lease_rejected"))
-    return History(calls, history.final_documents)
+    return History(calls, history.final_documents, system=history.system)
 
 
 def _workers_history(rng: random.Random, keys: int, calls_per_key: int, workers: int = 5) -> History:
@@ -174,7 +174,7 @@ def _workers_history(rng: random.Random, keys: int, calls_per_key: int, workers:
             stall = 70 * MS if rng.random() < 0.25 else rng.randrange(8 * MS)
             push(moment + stall, 2, (k, w))
     final = {ref.key_hash: documents_for(state, ref.key_hash) for ref in refs}
-    return History(sorted(calls, key=lambda c: c.id), final)
+    return History(sorted(calls, key=lambda c: c.id), final, system="journal")
 
 
 def partitioned(seed: int = 1, keys: int = 40, total: int = 1000) -> History:
@@ -194,7 +194,7 @@ def _break_journal(history: History, keys: int, seed: int) -> History:
         index = rng.choice(by_key[key][len(by_key[key]) // 4 :])
         wrong = "terminal_conflict" if calls[index].outcome.observed == "lease_rejected" else "lease_rejected"
         calls[index] = attrs.evolve(calls[index], outcome=Definite(wrong))
-    return History(calls, history.final_documents)
+    return History(calls, history.final_documents, system=history.system)
 
 
 def verdict_first(seed: int, runs: int) -> list[str]:

@@ -132,7 +132,7 @@ def simulate_in_turn(
         followers.append(RacerRecord(follower, tuple(tries)))
     partitions = {*plugin.partitions_of_state(initial), *(plugin.partition_of(r.op) for r in contest.callers)}
     final_documents = {key: plugin.documents_of(state, key) for key in sorted(partitions)}
-    history = History(tuple(calls), final_documents, plugin.name)
+    history = History(tuple(calls), final_documents, system=plugin.name)
     verdict, checker_seconds = judge(plugin, history, initial, final_documents, budget=budget)
     racers = tuple(RacerRecord(racer, tuple(made[i])) for i, racer in enumerate(contest.racers))
     return ContestRun(contest, plugin, plugin.reference, initial, racers, history, final_documents, verdict,

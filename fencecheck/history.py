@@ -35,6 +35,7 @@ import attrs
 
 from .history_codec import documents_from_json, documents_to_json
 from .plugin import SystemPlugin, impl_output_json
+from .plugins import UNNAMED_SYSTEM
 from .plugins import plugin as plugin_named
 
 HISTORY_FORMAT = "fencecheck.history/1"
@@ -187,7 +188,9 @@ class History:
 
     calls: tuple[Call, ...] = attrs.field(converter=tuple)
     final_documents: Mapping[str, Documents] | None = attrs.field(default=None, eq=True, hash=False)
-    system: str = "journal"  # the plug-in's name
+    # The plug-in's name: always given, since the core defaults to no system (a file that names none is read
+    # as `fencecheck.plugins.UNNAMED_SYSTEM`'s, `from_json`).
+    system: str = attrs.field(kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         ids = [call.id for call in self.calls]
@@ -201,7 +204,7 @@ class History:
         raise KeyError(call_id)
 
     def with_final_documents(self, final_documents: Mapping[str, Documents] | None) -> History:
-        return History(self.calls, final_documents, self.system)
+        return History(self.calls, final_documents, system=self.system)
 
     @property
     def plugin(self) -> SystemPlugin:
@@ -215,7 +218,7 @@ class History:
         header, entries = self.plugin.ops_to_json([call.op for call in ordered])
         op_json = {call.id: entry for call, entry in zip(ordered, entries, strict=True)}
         out: dict[str, Any] = {"format": HISTORY_FORMAT}
-        if self.system != "journal":
+        if self.system != UNNAMED_SYSTEM:  # the format as it was: a file that names no system is the journal's
             out["system"] = self.system
         out.update(header)
         out["calls"] = [_call_to_json(call, op_json[call.id]) for call in self.calls]
@@ -227,7 +230,7 @@ class History:
     def from_json(cls, data: object) -> History:
         if not isinstance(data, dict) or data.get("format") != HISTORY_FORMAT:
             raise ValueError(f"not a history: expected format {HISTORY_FORMAT!r}")
-        system = data.get("system", "journal")
+        system = data.get("system", UNNAMED_SYSTEM)  # written before histories named their system
         if not isinstance(system, str):
             raise ValueError("system must be a string")
         plugin = plugin_named(system)
@@ -247,7 +250,7 @@ class History:
             if not isinstance(final, dict):
                 raise ValueError("finalDocuments must be a JSON object")
             final = {h: documents_from_json(docs) for h, docs in final.items()}
-        return cls(calls, final, system)
+        return cls(calls, final, system=system)
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=1, ensure_ascii=False)
@@ -420,7 +423,7 @@ class Recorder:
             return tuple(sorted([*self._done, *pending], key=lambda c: c.id))
 
     def history(self, final_documents: Mapping[str, Documents] | None = None) -> History:
-        return History(self.calls(), None if final_documents is None else dict(final_documents), self.system)
+        return History(self.calls(), None if final_documents is None else dict(final_documents), system=self.system)
 
 
 # --- histories from the model itself ---------------------------------------------------------------
@@ -483,4 +486,4 @@ def simulate(
     else:
         every = documents_of(state)
         final = {h: {path: doc for path, doc in every.items() if plugin.partition_of_path(path) == h} for h in keys}
-    return History(calls, final, plugin.name), state
+    return History(calls, final, system=plugin.name), state

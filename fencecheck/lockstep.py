@@ -54,6 +54,7 @@ from typing import Any, NamedTuple
 from fencecheck.errors import CheckFailed, UsageError
 from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed
 from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins import UNNAMED_SYSTEM
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.problems import Problem, ProblemKind, kind_of_exception
 from fencecheck.wire.faults import on
@@ -124,7 +125,7 @@ class Lockstep:
         wire: Any = None,
     ) -> None:
         self.db = db
-        plugin = plugin_named("journal") if plugin is None else plugin  # see `plugin` above
+        plugin = plugin_named(UNNAMED_SYSTEM) if plugin is None else plugin  # see `plugin` above
         # A `fencecheck.wire.WireSession` (a proxy in front of the same emulator, a client of the same project):
         # commit-failure steps then run on it, their commits rejected on the wire, and lost-response steps
         # (`plugin.response_lost`) need it. Read-backs always use `db`.
@@ -468,7 +469,7 @@ def replay(
     program that needs one (`needs_wire`) and has no `wire` gets a wire proxy of its own in front of `db`'s
     emulator, stopped at the end. (`plugin` None: a journal file written before its own `replay`,
     `fencecheck.plugins.journal.replay`, existed; `Lockstep` takes the journal then.)"""
-    plugin = plugin_named("journal") if plugin is None else plugin
+    plugin = plugin_named(UNNAMED_SYSTEM) if plugin is None else plugin
     ops = list(ops)
     with contextlib.ExitStack() as stack:
         if wire is None and needs_wire(plugin, ops, db):

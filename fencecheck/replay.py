@@ -33,6 +33,7 @@ from fencecheck.linearizability import check
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
 from fencecheck.parallel.case import load_counterexample as load_parallel_counterexample
 from fencecheck.parallel.case import recheck_parallel, replay_parallel_case
+from fencecheck.plugins import UNNAMED_SYSTEM
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.problems import Problem, kinds_of, verdict_problem
 from fencecheck.replay_contest import load_contest, replay_contest
@@ -238,7 +239,7 @@ def _file_spec(path: Path, kind: str, loaded: Any) -> tuple[str, str | None]:
         plugin = loaded.plugin
         return plugin.name, plugin.spec_of(plugin.reference) if loaded.system == REFERENCE_SPEC else loaded.system
     spec = program_system(path)
-    return system_of_spec(spec) or "journal", spec
+    return system_of_spec(spec) or UNNAMED_SYSTEM, spec
 
 
 def _override(path: Path, system_name: str, spec: str) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins import SYSTEM_NAMES
+from fencecheck.plugins import SYSTEM_NAMES, UNNAMED_SYSTEM
 from fencecheck.plugins import plugin as plugin_named
 
 ENV_SYSTEM = "FENCECHECK_SYSTEM"
@@ -54,12 +54,12 @@ def import_module(name: str, what: str, hint: str = "") -> ModuleType:
 
 
 def resolve_system(spec: str | None) -> Any:
-    """The journal implementation a spec names (`plugin("journal").resolve`): fencecheck/parallel/case.py
-    resolves with it (removed when w-parallel lands)."""
-    return plugin_named("journal").resolve(spec)
+    """The implementation of the unnamed system (the journal) a spec names, for callers from before specs named
+    their system (benchmarks/protocol_throughput.py)."""
+    return plugin_named(UNNAMED_SYSTEM).resolve(spec)
 
 
-DEFAULT_SYSTEM = "journal"  # owns every spec no plug-in claims: its implementations may be any module
+DEFAULT_SYSTEM = UNNAMED_SYSTEM  # owns every spec no plug-in claims: its implementations may be any module
 EXEC_MARK = "exec:"
 SPELLINGS = (
     "<system>:<module> (an importable module implementing that system's operations; systems: {systems}; one "
@@ -78,13 +78,13 @@ def spellings() -> str:
 
 def module_of_spec(name: str, spec: str | None) -> str | None:
     """The module a `<name>:<module>` spec names for the system `name` (None: the spec is not of that form).
-    `<name>:exec:...` is no module: a SystemNotFoundError for a system other than the journal, which alone
-    speaks the implementation process protocol."""
+    `<name>:exec:...` is no module: a SystemNotFoundError (a plug-in that speaks the implementation process
+    protocol, the journal's, takes its `exec:` specs before it asks for a module)."""
     spec = (spec or "").strip()
     head, colon, module = spec.partition(":")
     if head != name or not colon:
         return None
-    if module.startswith(EXEC_MARK) and name != DEFAULT_SYSTEM:
+    if module.startswith(EXEC_MARK):
         raise SystemNotFoundError(
             f"{name} system {spec!r}: an implementation in another process (<system>:exec:) is the journal's only "
             f"(docs/implementation-protocol.md); for the {name}, give {name}:<module>, an importable module with "
@@ -149,7 +149,7 @@ def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | Non
     return _resolve(plugin, spec)
 
 
-def reference_run(env: Mapping[str, str] | None = None, system: str = "journal") -> bool:
+def reference_run(env: Mapping[str, str] | None = None, *, system: str) -> bool:
     """True when `system`'s suites run against its reference. Evidence about the reference (transition
     coverage, the stateful summary, per-run race results) is neither written nor cleared by a run against
     another implementation."""

@@ -109,7 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
     parallel_repeat(config)  # a bad value is a usage error before anything runs
     wire_mix(config)  # so is a malformed --wire-faults / $FENCECHECK_WIRE_FAULTS
     try:
-        reference = reference_run()  # so is a $FENCECHECK_SYSTEM that names nothing importable
+        reference = reference_run(system=JOURNAL.name)  # so is a $FENCECHECK_SYSTEM that names nothing importable
     except FencecheckError as error:
         raise pytest.UsageError(f"{ENV_SYSTEM}: {error}") from None
     if hasattr(config, "workerinput"):

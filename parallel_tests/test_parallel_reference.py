@@ -45,7 +45,7 @@ def test_reference_is_linearizable_under_parallel_programs(projects, repeat, sys
     print(f"\nparallel {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
           f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s{wire_note(outcome)}")
     write_wire_faults(config, outcome, REFERENCE_RUN, JOURNAL.name)
-    if reference_run():
+    if reference_run(system="journal"):
         write_evidence(config, outcome, repeat, REFERENCE_RUN, JOURNAL.name)
     assert_reference_passed(outcome)
 

@@ -80,7 +80,7 @@ def _result_scenarios() -> set[str]:
     """The scenario names of the result files this run may write: the journal's (`journal_<scenario>`) of a run
     against the journal's reference, the lantern's (`lantern_<scenario>`) of a run against the lantern's."""
     names: set[str] = set()
-    if reference_run():
+    if reference_run(system=JOURNAL.name):
         names |= {qualified_name(JOURNAL, name) for name in BY_NAME}
     if reference_run(system=LANTERN.name):
         names |= {qualified_name(LANTERN, name) for name in LANTERN_BY_NAME}

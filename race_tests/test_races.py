@@ -39,7 +39,7 @@ def test_race(
         firestore_db,
         scenario,
         repeat=race_repeat,
-        artifacts_dir=artifacts_dir(request.config) if reference_run() else None,
+        artifacts_dir=artifacts_dir(request.config) if reference_run(system="journal") else None,
         counterexamples_dir=counterexamples_dir(request.config),
         emulator=emulator,
         project_id=project_id,

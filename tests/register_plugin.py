@@ -185,4 +185,4 @@ def break_reads(history: History, keys: int, seed: int = 1) -> History:
         reads = by_key[key]
         index = rng.choice(reads[len(reads) // 4 :])
         calls[index] = attrs.evolve(calls[index], outcome=type(calls[index].outcome)({"outcome": "read", "value": -1}))
-    return History(calls, history.final_documents, history.system)
+    return History(calls, history.final_documents, system=history.system)

@@ -23,12 +23,13 @@ import attrs
 
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import SystemPlugin
+from fencecheck.plugins import UNNAMED_SYSTEM
 
 PROGRAM_FORMAT = "fencecheck.parallel-program/2"
 # Version 1 (before the lantern had parallel programs) named no system: every such program is the journal's,
 # its operations written inline (history_codec's journal form, which the journal's ops_from_json also reads).
 PROGRAM_FORMAT_V1 = "fencecheck.parallel-program/1"
-V1_SYSTEM = "journal"
+V1_SYSTEM = UNNAMED_SYSTEM
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 
 

@@ -33,6 +33,10 @@ REGISTRY: dict[str, str] = {
     "lantern": "fencecheck.plugins.lantern:LANTERN",
     "gateway": "fencecheck.plugins.gateway:GATEWAY",
 }
+# What a file or a spec means when it names no system: the journal, the first system, from before the others
+# were named (histories, parallel programs and reports written then; a bare module spec). The core asks for it
+# here, never spells a system itself (tests/unit/test_core_imports_no_system.py).
+UNNAMED_SYSTEM = "journal"
 ENTRY_POINT_GROUP = "fencecheck.systems"
 ENV_PLUGINS = "FENCECHECK_PLUGINS"
 HOW_TO_REGISTER = (f"a system from outside fencecheck is registered by an entry point of the group "

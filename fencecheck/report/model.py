@@ -172,7 +172,7 @@ class Coverage:
 
     rows: tuple[CoverageRow, ...]
     files: int  # per-process coverage files merged
-    system: str = "journal"  # the plug-in's name (fencecheck.plugins)
+    system: str  # the plug-in's name (fencecheck.plugins)
 
     _json_derived: ClassVar = ("unexercised_reachable",)
 
@@ -241,7 +241,7 @@ class RaceScenario:
     lock_timeouts: int | None = None
     linearization: str = "none"
     history: tuple[RaceCall, ...] = ()
-    system: str = "journal"  # the plug-in whose implementation raced (fencecheck.plugins)
+    system: str = attrs.field(kw_only=True)  # the plug-in whose implementation raced (fencecheck.plugins)
     contract_unavailable_callers: int = 0  # indefinite with the model's own unavailable answer: not contention
     # A contended run raced again at lower degrees: the highest judged, its verdict and findings (None: none).
     judged_width: int | None = None

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import attrs
 
 from fencecheck.definite import RUN_SHARE_PERCENT
+from fencecheck.plugins import UNNAMED_SYSTEM
 
 from .artifacts import write_json
 from .codec import decode, encode
@@ -35,8 +36,8 @@ VARIANT_STATUSES = ("caught", "survived", "timeout", "error")  # as model.KNOWN_
 PASSES = "passes"
 
 
-# Files written before the lantern had parallel programs name no plug-in: they are the journal's.
-EARLIER_PLUGIN = "journal"
+# Files written before the lantern had parallel programs name no plug-in (fencecheck.plugins.UNNAMED_SYSTEM's).
+EARLIER_PLUGIN = UNNAMED_SYSTEM
 
 
 @attrs.frozen

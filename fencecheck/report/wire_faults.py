@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from fencecheck.plugins import UNNAMED_SYSTEM
+
 from .html_builder import Safe, el
 
 WIRE_DIR = "wire-faults"
@@ -104,7 +106,7 @@ def parallel_entry(data: Any, path: str, name: str, systems: Sequence[str]) -> W
         raise ValueError("expected an object with the keys seed, kinds and (optionally) system")
     system = data.get("system")
     if system is None:  # an older file: the run's name shows its system, or it is the journal's reference
-        system = "journal" if name == EARLIER_REFERENCE_RUN else next(
+        system = UNNAMED_SYSTEM if name == EARLIER_REFERENCE_RUN else next(
             (s for s in systems if name.startswith(f"{s}-")), None)
     elif not isinstance(system, str) or system not in systems:
         raise ValueError(f"system: expected one of {list(systems)}, got {system!r}")

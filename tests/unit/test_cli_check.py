@@ -131,7 +131,8 @@ def test_a_budget_that_runs_out_exits_3(capsys):
 
 def test_the_check_stops_at_the_first_illegal_key_unless_full(tmp_path, capsys):
     """The contested key comes first but takes longer to prove illegal than the double grant after it."""
-    path = _write(tmp_path, "two.json", History(_contested_double_grant() + _double_grant(2)).to_json())
+    history = History(_contested_double_grant() + _double_grant(2), system="journal")
+    path = _write(tmp_path, "two.json", history.to_json())
     code, out, _err = _check(capsys, path)
     assert code == 1
     assert "1 not checked" in out and out.count(": not checked (") == 1

@@ -32,10 +32,12 @@ Read with `ast`, never by importing, so the test sees every import whether or no
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+
+from fencecheck.plugins import REGISTRY as BUILT_IN  # the built-in systems' names, which the core never picks
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fencecheck"
@@ -150,6 +152,45 @@ def test_the_core_imports_no_system():
     found = violations(checked)
     assert found == [], ("the core must take a plug-in (fencecheck.plugins.plugin(name)), not import a system:\n"
                          + "\n".join(found))
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def system_names_spelled(source: str, names: Collection[str]) -> list[tuple[int, str]]:
+    """(line, name) of every string literal in `source` that is exactly a system's name, docstrings aside: a
+    default, a comparison or a lookup that picks a system, where the core must take one (text in a message
+    names it in passing, inside a longer string, and is not counted)."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in names and id(node) not in docstrings]
+
+
+def test_no_module_of_the_core_picks_a_system_by_name():
+    """A default of "journal" in the core makes every other system a second-class one: the core takes a
+    plug-in, and what a file that names no system means is the registry's (`fencecheck.plugins.UNNAMED_SYSTEM`)."""
+    names = set(BUILT_IN)
+    found = [f"{path.relative_to(ROOT)}:{line} spells {name!r}" for path in core_files()
+             for line, name in system_names_spelled(path.read_text(encoding="utf-8"), names)]
+    assert found == [], ("expected no system named in the core; take the plug-in as an argument, or ask the "
+                         "registry (fencecheck.plugins.UNNAMED_SYSTEM for files that name none):\n" + "\n".join(found))
+
+
+def test_the_name_finder_counts_defaults_and_comparisons_not_docstrings_or_messages():
+    source = '''"""The journal: "journal" in a docstring."""
+def f(system="journal"):
+    """"lantern" here is a docstring too."""
+    return system == "lantern" or f"the journal {system}"
+'''
+    assert system_names_spelled(source, {"journal", "lantern"}) == [(2, "journal"), (4, "lantern")]
 
 
 def test_the_registry_imports_no_plugin_module_statically():

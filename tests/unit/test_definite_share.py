@@ -93,7 +93,7 @@ def _all_unavailable(run: ContestRun) -> ContestRun:
     """The run as if every call had answered journal_unavailable (the emulator's contention, nothing applied),
     judged again."""
     calls = tuple(attrs.evolve(call, outcome=UNAVAILABLE) for call in run.history.calls)
-    history = History(calls, run.history.final_documents, run.history.system)
+    history = History(calls, run.history.final_documents, system=run.history.system)
     records = tuple(
         RacerRecord(r.racer, tuple(attrs.evolve(c, outcome=UNAVAILABLE) for c in r.calls)) for r in run.racers
     )
@@ -122,7 +122,7 @@ def _faulting_last_attempts(run: ContestRun, faults: tuple[WireFault, ...]) -> C
     """The run with `faults` on each racer's last attempt, as the fault mix would leave them."""
     last = {r.calls[-1].call_id for r in run.racers if r.calls}
     calls = tuple(attrs.evolve(c, wire_faults=faults) if c.id in last else c for c in run.history.calls)
-    return attrs.evolve(run, history=History(calls, run.history.final_documents, run.history.system))
+    return attrs.evolve(run, history=History(calls, run.history.final_documents, system=run.history.system))
 
 
 def test_a_call_whose_answer_the_wire_lost_is_not_contention() -> None:
@@ -231,7 +231,7 @@ def test_a_contest_whose_racers_are_all_unavailable_fails_for_contention() -> No
     assert contest_result(run).passed
     unavailable = Indefinite("lantern_unavailable")
     calls = tuple(attrs.evolve(call, outcome=unavailable) for call in run.history.calls)
-    history = History(calls, run.history.final_documents, run.history.system)
+    history = History(calls, run.history.final_documents, system=run.history.system)
     racers = tuple(
         RacerRecord(r.racer, tuple(attrs.evolve(c, outcome=unavailable) for c in r.calls)) for r in run.racers
     )

@@ -80,7 +80,7 @@ def test_every_operation_round_trips_through_a_history_json():
     assert GATEWAY.ops_from_json(header, entries) == EVERY_OP
     calls = tuple(Call(i, f"w{i}", op, 10 * i, 10 * i + 5, Definite("gateway_unavailable"))
                   for i, op in enumerate(EVERY_OP[:3]))
-    history = History(calls, {GATEWAY.partition_of(EVERY_OP[0]): documents(_run(EVERY_OP[:3]))}, "gateway")
+    history = History(calls, {GATEWAY.partition_of(EVERY_OP[0]): documents(_run(EVERY_OP[:3]))}, system="gateway")
     again = History.loads(history.dumps())
     assert again == history and again.final_documents == history.final_documents
     with pytest.raises(ValueError, match="exactly the keys"):
@@ -172,7 +172,7 @@ def test_the_checker_judges_a_consume_election_with_the_gateway_model():
     assert history.by_id(2).outcome.observed["outcome"] == "pending"
     # Both workers told they own the consume call (the split-brain answer): no order explains it.
     broken = History((history.calls[0], history.calls[1], attrs.evolve(history.calls[2], outcome=Definite(won))),
-                     history.final_documents, "gateway")
+                     history.final_documents, system="gateway")
     verdict = check(broken, plugin=GATEWAY)
     assert verdict.status == "illegal"
     assert "journal" in verdict.explain() and "is not linearizable" in verdict.explain()

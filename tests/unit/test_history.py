@@ -187,7 +187,7 @@ def test_call_validation():
         Call(0, "w", op, 1.5, 2, Definite("lease_rejected"))
     Call(0, "w", op, 10, None, Indefinite("no_return"))
     with pytest.raises(ValueError):
-        History([Call(0, "w", op, 1, 2, Indefinite("x")), Call(0, "v", op, 3, 4, Indefinite("x"))])
+        History([Call(0, "w", op, 1, 2, Indefinite("x")), Call(0, "v", op, 3, 4, Indefinite("x"))], system="journal")
     with pytest.raises(TypeError):
         Definite(42)
 
@@ -219,7 +219,7 @@ def _sample_history() -> History:
         Call(2, "worker-2", Complete(OTHER, LEASE, 1, FP, T0), 6, 9, Definite("command_not_registered")),
         Call(3, "worker-3", Fail(REF, LEASE, 2, T0, commit_fails=True), 7, None, Indefinite("no_return")),
     ]
-    return History(calls, {REF.key_hash: documents_for(state, REF.key_hash), OTHER.key_hash: {}})
+    return History(calls, {REF.key_hash: documents_for(state, REF.key_hash), OTHER.key_hash: {}}, system="journal")
 
 
 def test_history_json_round_trip():
@@ -233,7 +233,7 @@ def test_history_json_round_trip():
     assert sorted(data["commands"]) == ["c1", "c2"]
     assert data["calls"][1]["outcome"] == {"indefinite": "journal_unavailable"}
     assert data["calls"][3]["completedAt"] is None
-    assert History.from_json(History([]).to_json()) == History([])
+    assert History.from_json(History([], system="journal").to_json()) == History([], system="journal")
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,7 @@ def _every_operation(name: str) -> History:
     calls[1] = Call(1, "caller-1", calls[1].op, 10, 15, Indefinite(system.unavailable_code), (
         WireFault("fail-response", "Commit", True, False), WireFault.from_label("delay BatchGetDocuments")))
     partitions = sorted({system.partition_of(op) for op in _operations(name)})
-    return History(calls, {key: system.documents_of(state, key) for key in partitions}, name)
+    return History(calls, {key: system.documents_of(state, key) for key in partitions}, system=name)
 
 
 @pytest.mark.parametrize("name", SYSTEM_NAMES)
@@ -172,7 +172,7 @@ def test_a_history_of_every_operation_validates(name):
 def test_tagged_stored_values_validate():
     """Final documents' timestamps and maps whose keys start with `$` (fencecheck.history_codec)."""
     documents = {"commands/x": {"at": T0, "odd": {"$kind": [1, {"at": T0}]}, "plain": {"n": None, "f": 1.5}}}
-    history = History([], {COMMAND.key_hash: documents})
+    history = History([], {COMMAND.key_hash: documents}, system="journal")
     assert history_problems(history.to_json()) == []
 
 

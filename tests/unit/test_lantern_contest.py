@@ -248,7 +248,7 @@ def _with_outcomes(run: Any, outcomes: dict[str, Any]) -> Any:
         attrs.evolve(call, outcome=Definite(outcomes[call.caller])) if call.caller in outcomes else call
         for call in run.history.calls
     )
-    history = History(calls, run.history.final_documents, run.history.system)
+    history = History(calls, run.history.final_documents, system=run.history.system)
     records = tuple(
         RacerRecord(r.racer, (attrs.evolve(r.calls[0], outcome=Definite(outcomes[r.racer.name])),))
         if r.racer.name in outcomes else r
@@ -322,7 +322,7 @@ def _aborted_first_light_with_wire_faults(faults: tuple[WireFault, ...]) -> tupl
     contended = attrs.evolve(first, calls=(attrs.evolve(first.calls[0], transaction_attempts=3, aborts=2),))
     hit = first.calls[0].call_id
     calls = tuple(attrs.evolve(c, wire_faults=faults) if c.id == hit else c for c in run.history.calls)
-    history = History(calls, run.history.final_documents, run.history.system)
+    history = History(calls, run.history.final_documents, system=run.history.system)
     return scenario, attrs.evolve(run, racers=(contended, *run.racers[1:]), history=history)
 
 
@@ -455,7 +455,7 @@ def test_a_run_record_of_a_racer_that_never_returned_is_indefinite() -> None:
     record = RacerRecord(Racer("r", Extinguish("a", "l", now=T0)), (CallRecord(0, Indefinite("no_return")),))
     assert not record.definite and record.label == "no_return"
     assert call_problems([record], LANTERN) == []  # its clock reads are unknown, not wrong
-    history = History((Call(0, "r", record.racer.op, 0, None, Indefinite("no_return")),), None, "lantern")
+    history = History((Call(0, "r", record.racer.op, 0, None, Indefinite("no_return")),), None, system="lantern")
     assert History.from_json(history.to_json()) == history
 
 

@@ -156,7 +156,7 @@ def sequential_history(op_list, *, with_documents: bool = True) -> tuple[History
         calls.append(Call(k, f"worker-{k % 3}", op, 10 * k * MS, (10 * k + 5) * MS, Definite(_answer(result))))
     keys = {op.command.key_hash for op in op_list}
     final = {h: documents_for(state, h) for h in keys} if with_documents else None
-    return History(calls, final), state
+    return History(calls, final, system="journal"), state
 
 
 @st.composite
@@ -279,7 +279,7 @@ def test_sequential_history_with_one_answer_mutated_is_illegal_at_that_call(op_l
     assume(answer != victim.outcome.observed)
     mutated = History(
         [attrs.evolve(c, outcome=Definite(answer)) if c.id == victim.id else c for c in history.calls],
-        history.final_documents,
+        history.final_documents, system="journal",
     )
     verdict = check(mutated)
     # Every call is definite and none overlap: the only order is the real-time one, and in it the victim's
@@ -298,7 +298,7 @@ def test_mutated_history_with_lost_answers_is_illegal_or_explained(op_list, data
     history, _state = sequential_history(op_list)
     lost = data.draw(st.sets(st.sampled_from([c.id for c in history.calls])))
     calls = [attrs.evolve(c, outcome=Indefinite("journal_unavailable")) if c.id in lost else c for c in history.calls]
-    lossy = History(calls, history.final_documents)
+    lossy = History(calls, history.final_documents, system=history.system)
     assert_witness(lossy, check(lossy))  # losing answers never makes a history illegal
     definite = [c for c in calls if c.outcome.definite]
     assume(definite)
@@ -306,7 +306,8 @@ def test_mutated_history_with_lost_answers_is_illegal_or_explained(op_list, data
     answer = data.draw(st.sampled_from(ALTERNATIVE_ANSWERS))
     assume(answer != victim.outcome.observed)
     mutated = History(
-        [attrs.evolve(c, outcome=Definite(answer)) if c.id == victim.id else c for c in calls], lossy.final_documents
+        [attrs.evolve(c, outcome=Definite(answer)) if c.id == victim.id else c for c in calls], lossy.final_documents,
+        system="journal",
     )
     verdict = check(mutated)
     # Indefinite calls may be left out, so the mutated answer may be explainable; if it is, the witness
@@ -342,7 +343,7 @@ def test_read_only_commutation_never_changes_the_verdict(plans, data):
     if returned and data.draw(st.booleans()):
         index = data.draw(st.sampled_from(returned))
         calls[index] = attrs.evolve(calls[index], outcome=Definite(data.draw(st.sampled_from(ALTERNATIVE_ANSWERS))))
-    history = History(calls, history.final_documents if data.draw(st.booleans()) else None)
+    history = History(calls, history.final_documents if data.draw(st.booleans()) else None, system="journal")
     fast = check(history, budget=200_000)
     slow = check(history, commute_read_only=False, budget=200_000)
     assume("unknown" not in (fast.status, slow.status))
@@ -404,11 +405,11 @@ def test_indefinite_call_may_take_effect_long_after_its_error():
         Call(2, "worker-b", Acquire(BASE, b, at(1)), 10 * MS, 12 * MS, Definite(_grant(1, at(61)))),
         Call(3, "worker-c", Acquire(BASE, c, at(75)), 20 * MS, 22 * MS, Definite(BUSY)),
     ]
-    verdict = check(History(calls))
-    assert_witness(History(calls), verdict)
+    verdict = check(History(calls, system="journal"))
+    assert_witness(History(calls, system="journal"), verdict)
     assert [call.id for call in verdict.order[BASE.key_hash]] == [0, 2, 1, 3]
     # Without the lost call, worker-c should have taken over: illegal, and worker-c cannot be placed.
-    verdict = check(History([call for call in calls if call.id != 1]))
+    verdict = check(History([call for call in calls if call.id != 1], system="journal"))
     assert verdict.status == "illegal"
     assert verdict.explanation.unplaceable_id == 3
 
@@ -419,10 +420,10 @@ def test_definite_calls_respect_real_time_and_touching_intervals_overlap():
     first = Call(1, "worker-a", Acquire(BASE, a, at(1)), 2 * MS, 4 * MS, Definite(BUSY))
     second = Call(2, "worker-b", Acquire(BASE, b, at(1)), 5 * MS, 6 * MS, Definite(_grant(1, at(61))))
     # worker-a's busy needs worker-b's lease first, but worker-a returned before worker-b was invoked.
-    assert check(History([register, first, second])).explanation.unplaceable_id == 1
+    assert check(History([register, first, second], system="journal")).explanation.unplaceable_id == 1
     # Touching instants (invocation == completion) count as overlapping.
     touching = attrs.evolve(second, invoked_at=4 * MS)
-    verdict = check(History([register, first, touching]))
+    verdict = check(History([register, first, touching], system="journal"))
     assert [c.id for c in verdict.order[BASE.key_hash]] == [0, 2, 1]
 
 
@@ -457,23 +458,24 @@ def test_partitions_combine_illegal_over_unknown_over_ok():
         Call(3, "w", Acquire(BASE, a, at(1)), 2 * MS, 3 * MS, Definite(_grant(1, at(61)))),
         Call(4, "v", Acquire(BASE, b, at(2)), 4 * MS, 5 * MS, Definite(_grant(1, at(62)))),
     ]
-    verdict = check(History(good + bad))
+    verdict = check(History(good + bad, system="journal"))
     assert verdict.status == "illegal"
     assert {p.key_hash: p.status for p in verdict.partitions} == {OTHER.key_hash: "ok", BASE.key_hash: "illegal"}
     assert verdict.explanation.key_hash == BASE.key_hash and verdict.explanation.unplaceable_id == 4
     assert verdict.final_state is None
-    ok = check(History(good))
+    ok = check(History(good, system="journal"))
     assert ok.final_state.get(OTHER.key_hash).lifecycle.fence_epoch == 1
-    assert check(History(good + bad), budget=2).status == "unknown"  # illegal key undecided, no illegal found
+    # the illegal key undecided, no illegal one found
+    assert check(History(good + bad, system="journal"), budget=2).status == "unknown"
 
 
 def test_initial_state_is_sliced_per_key():
     a, _b, _c = LEASES
     initial = step(JournalState.empty(), Register(BASE, at(0)))[0]
     calls = [Call(0, "w", Acquire(BASE, a, at(1)), 0, MS, Definite(_grant(1, at(61))))]
-    assert check(History(calls)).status == "illegal"
-    verdict = check(History(calls), initial_state=initial)
-    assert_witness(History(calls), verdict, initial)
+    assert check(History(calls, system="journal")).status == "illegal"
+    verdict = check(History(calls, system="journal"), initial_state=initial)
+    assert_witness(History(calls, system="journal"), verdict, initial)
 
 
 def test_final_documents_compare_types_and_every_path():
@@ -544,9 +546,9 @@ def test_final_documents_choose_between_indefinite_outcomes():
 
 
 def test_empty_history_and_documents_only_partition():
-    assert check(History([])).ok
-    assert check(History([]), final_documents={BASE.key_hash: {}}).ok
-    verdict = check(History([]), final_documents={BASE.key_hash: {"checkoutRequests/x": {"a": 1}}})
+    assert check(History([], system="journal")).ok
+    assert check(History([], system="journal"), final_documents={BASE.key_hash: {}}).ok
+    verdict = check(History([], system="journal"), final_documents={BASE.key_hash: {"checkoutRequests/x": {"a": 1}}})
     assert verdict.status == "illegal"
     assert verdict.explanation.unplaceable is None
     assert "stored but not predicted: checkoutRequests/x" in verdict.explain()
@@ -637,7 +639,7 @@ def test_answers_must_match_exactly_types_and_key_order():
 
     def judged(answer):
         acquire = Call(1, "w", Acquire(BASE, a, at(1)), 2 * MS, 3 * MS, Definite(answer))
-        return check(History([register, acquire]))
+        return check(History([register, acquire], system="journal"))
 
     assert judged(grant).ok
     assert judged({**grant, "fenceEpoch": True}).status == "illegal"
@@ -658,8 +660,8 @@ def test_answers_equal_under_eq_are_not_conflated_by_the_search_caches():
         Call(1, "a", Register(BASE, at(1)), 2 * MS, 5 * MS, Definite(existing)),
         Call(2, "b", Register(BASE, at(1)), 2 * MS, 5 * MS, Definite({**existing, "journalSchemaVersion": True})),
     ]
-    assert check(History(calls[:2])).ok
-    verdict = check(History(calls))
+    assert check(History(calls[:2], system="journal")).ok
+    verdict = check(History(calls, system="journal"))
     assert verdict.status == "illegal" and verdict.explanation.unplaceable_id == 2
 
 
@@ -828,7 +830,7 @@ def small_register_histories(draw):
     if draw(st.booleans()):
         value = draw(st.sampled_from([None, 1, 2, 3]))
         final = {"r": {} if value is None else {"registers/r": {"value": value}}}
-    return History(calls, final, "register")
+    return History(calls, final, system="register")
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -105,7 +105,7 @@ def test_a_variant_s_lantern_counterexample_names_the_variant(tmp_path):
 def test_a_history_of_another_system_than_the_program_s_is_refused(tmp_path):
     path = save_counterexample(_case(), tmp_path)
     data = json.loads(path.read_text())
-    data["history"] = History((), {}, "journal").to_json()
+    data["history"] = History((), {}, system="journal").to_json()
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="the history is the journal's, the program the lantern's"):
         load_counterexample(path)

@@ -234,7 +234,7 @@ def _double_grant() -> History:
         final, result = step(state, branch[0].op)
         answers.append(result.output)
     race = [Call(i, f"b{i + 1}", b[0].op, 0, 10, Definite(answers[i])) for i, b in enumerate(FIRST_LEASE_RACE.branches)]
-    return History(tuple(race), {KEY.key_hash: documents_for(final, KEY.key_hash)})
+    return History(tuple(race), {KEY.key_hash: documents_for(final, KEY.key_hash)}, system="journal")
 
 
 def test_a_counterexample_saves_loads_and_rechecks(tmp_path):

@@ -162,7 +162,7 @@ def test_shrinks_toward_fewer_calls_per_branch():
 
 
 def _history(program: ParallelProgram, calls: list[Call], final_state: JournalState) -> History:
-    return History(tuple(calls), {h: documents_for(final_state, h) for h in program.keys()})
+    return History(tuple(calls), {h: documents_for(final_state, h) for h in program.keys()}, system="journal")
 
 
 def _outcome(result):

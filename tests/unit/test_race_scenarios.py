@@ -200,7 +200,7 @@ def _replace_answer(run: ContestRun, name: str, observed: Any) -> ContestRun:
             record = RacerRecord(record.racer, (*record.calls[:-1], new_last))
             calls = [attrs.evolve(c, outcome=Definite(observed)) if c.id == last.call_id else c for c in calls]
         racers.append(record)
-    history = History(tuple(calls), run.history.final_documents, run.history.system)
+    history = History(tuple(calls), run.history.final_documents, system=run.history.system)
     return attrs.evolve(run, racers=tuple(racers), history=history)
 
 

@@ -159,7 +159,7 @@ def test_unexercised_transitions_fail_only_a_thorough_profile(tmp_path):
     run = _clean(tmp_path)
     journal = run.coverage.of("journal")
     rows = tuple(attrs.evolve(r, count=0) if r.id == "acquire.first" else r for r in journal.rows)
-    gap = attrs.evolve(run, coverage=CoverageSection((Coverage(rows, 1), run.coverage.of("lantern"))))
+    gap = attrs.evolve(run, coverage=CoverageSection((Coverage(rows, 1, "journal"), run.coverage.of("lantern"))))
     assert judge(gap).status == "pass" and "1 reachable journal transitions unexercised" in judge(gap).warnings
     thorough = attrs.evolve(gap, profile="thorough")
     assert judge(thorough).status == "fail"
