@@ -68,6 +68,11 @@ class PluginRegistrationError(UsageError):
     $FENCECHECK_PLUGINS) that names no SystemPlugin, or whose name another registration has too."""
 
 
+class PluginDefinitionError(UsageError):
+    """A `SystemPlugin` built with a field that cannot work: the message names the plug-in, the field, what was
+    expected and what it got (`fencecheck.plugin`, checked when the plug-in object is built)."""
+
+
 class CounterexampleError(FencecheckError, ValueError):
     """A saved counterexample is missing, of an unknown kind, or not in the expected format."""
 

@@ -22,11 +22,14 @@ The plug-ins themselves are in `fencecheck.plugins` (`plugin("journal")`, `plugi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
 import attrs
+
+from .errors import PluginDefinitionError
 
 Documents = dict[str, dict[str, Any]]
 Observed = dict[str, Any] | str | None  # None: a fault, which answers nothing
@@ -178,6 +181,12 @@ class SystemPlugin:
         lambda _state, _before, _after, _contest: []
     )
 
+    def __attrs_post_init__(self) -> None:
+        problems = definition_problems(self)
+        if problems:
+            raise PluginDefinitionError(f"SystemPlugin {self.name!r}: " + "; ".join(problems) + ". See "
+                                        "docs/plugins.md for what each field must be.")
+
     def owns_spec(self, spec: str) -> bool:
         return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)
 
@@ -195,6 +204,45 @@ class SystemPlugin:
             if code is None:
                 raise
             return code
+
+
+NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")  # a file name, a section id and the `<system>:` of a spec
+CORE_HISTORY_KEYS = frozenset({"format", "system", "calls", "finalDocuments"})
+
+
+def definition_problems(plugin: SystemPlugin) -> list[str]:
+    """What `plugin`'s fields break of the interface, each naming the field (empty: none). Only what can be
+    told without running the model: that a callable is callable, a name a name, the transition table a table;
+    what a step answers is the conformance test's (tests/unit/test_plugin_conformance.py)."""
+    problems = []
+    if not isinstance(plugin.name, str) or not NAME_PATTERN.fullmatch(plugin.name):
+        problems.append(f"name: expected lowercase letters, digits and _, starting with a letter, got {plugin.name!r}")
+    for field in attrs.fields(type(plugin)):
+        value = getattr(plugin, field.name)
+        optional = "None" in str(field.type)
+        if "Callable" in str(field.type) and not callable(value) and not (optional and value is None):
+            problems.append(f"{field.name}: expected a callable{' or None' if optional else ''}, got "
+                            f"{type(value).__name__}")
+    for field_name in ("partition_noun", "unavailable_code"):
+        if not isinstance(getattr(plugin, field_name), str) or not getattr(plugin, field_name):
+            problems.append(f"{field_name}: expected a non-empty str, got {getattr(plugin, field_name)!r}")
+    ids = [getattr(row, "id", None) for row in plugin.transitions]
+    if any(not isinstance(i, str) for i in ids) or any(
+            not isinstance(getattr(row, "reachable", None), bool) for row in plugin.transitions):
+        problems.append("transitions: expected rows with a str `id` and a bool `reachable`")
+    elif len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        problems.append(f"transitions: row ids must be unique; repeated: {repeated}")
+    keys = plugin.history_header_keys
+    if not isinstance(keys, tuple) or any(not isinstance(key, str) for key in keys):
+        problems.append(f"history_header_keys: expected a tuple of str, got {keys!r}")
+    elif CORE_HISTORY_KEYS & set(keys):
+        problems.append(f"history_header_keys: {sorted(CORE_HISTORY_KEYS & set(keys))} are the core's own keys of a "
+                        "history (docs/history-format.md); pick other names")
+    prefixes = plugin.spec_prefixes
+    if not isinstance(prefixes, tuple) or any(not isinstance(prefix, str) or not prefix for prefix in prefixes):
+        problems.append(f"spec_prefixes: expected a tuple of non-empty str, got {prefixes!r}")
+    return problems
 
 
 def impl_output_json(value: Any) -> dict[str, Any]:
