@@ -17,7 +17,7 @@ from fencecheck.plugins import SYSTEM_NAMES, plugin
 # The parts whose absence each suite reports (the known-bad parts are optional: a system may have no variant a
 # suite can catch, and its catalogue is then run by the suites that can).
 REQUIRED = {
-    "machine": "a lockstep machine (stateful_tests): SuiteParts(machine='stateful_tests.<system>_machine:TestX')",
+    "machine": "lockstep machine (stateful_tests): SuiteParts(machine='stateful_tests.<system>_machine:TestX')",
     "races": "race scenarios (race_tests): SuiteParts(races='race_tests.<system>_scenarios')",
     "parallel": "parallel programs (parallel_tests): SystemPlugin(parallel=<() -> fencecheck.parallel.ParallelSpec>)",
 }

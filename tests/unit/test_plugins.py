@@ -81,6 +81,16 @@ def test_a_registered_system_without_suite_parts_is_reported_missing_by_each_sui
         message = suite_parts.missing_part_message("bare", part)
         assert "'bare' declares no" in message and "SuiteParts" in message, message
     assert suite_parts.with_part("machine_known_bad") == SYSTEM_NAMES  # the registered ones all declare theirs
+    # and each suite's own test of the part fails for it, saying what to declare
+    from parallel_tests.test_parallel_suite_parts import test_every_registered_system_has_parallel_programs
+    from race_tests.test_race_suite_parts import test_every_registered_system_has_race_scenarios
+    from stateful_tests.test_suite_parts import test_every_registered_system_has_a_machine_this_suite_collects
+
+    for suite_test in (test_every_registered_system_has_a_machine_this_suite_collects,
+                       test_every_registered_system_has_race_scenarios,
+                       test_every_registered_system_has_parallel_programs):
+        with pytest.raises(pytest.fail.Exception, match="'bare' declares no .* SuiteParts"):
+            suite_test("bare")
 
 
 @pytest.mark.parametrize("entry", [f"{__name__}:JOURNAL", f"{__name__}:CMD"])
