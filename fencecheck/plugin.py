@@ -22,6 +22,7 @@ The plug-ins themselves are in `fencecheck.plugins` (`plugin("journal")`, `plugi
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -70,6 +71,46 @@ class BrowserBoundary:
 
     documents: tuple[tuple[str, str], ...] = ()
     groups: tuple[tuple[str, str], ...] = ()
+
+
+def _no_variants() -> tuple[str, ...]:
+    return ()
+
+
+@attrs.frozen
+class SuiteParts:
+    """A system's parts of the shared suites (stateful_tests, race_tests, parallel_tests), which run them for every
+    registered system that declares them: no suite keeps a list of systems of its own. Each part is named as
+    `"module"` or `"module:attribute"` (`load_part`), imported only by the suites (the parts are test material:
+    Hypothesis machines, scenarios, catalogues), or is a function called only by them.
+
+    A part left None is a part the system does not have: each suite has one collected test per registered system
+    and part that fails when it is missing (stateful_tests/test_suite_parts.py and its race and parallel twins),
+    so a new system without a machine, race scenarios or parallel programs shows up as a failure, never as tests
+    that quietly never ran."""
+
+    # "module:Class": its lockstep machine's TestCase (a `stateful_tests.machine_runner.BoundToEmulator`), in a
+    # module of stateful_tests/, which stateful_tests/conftest.py collects (the name does not match test_*.py).
+    machine: str | None = None
+    # "module:attribute": how its machine runs the known-bad catalogue (a
+    # `stateful_tests.known_bad_support.MachineCatalogue`), for stateful_tests/test_known_bad.py.
+    machine_known_bad: str | None = None
+    # "module": its race scenarios (`SCENARIOS`, `BY_NAME`, and `CATCHES`: concurrent variant -> the scenario that
+    # must catch it, run by race_tests/test_race_known_bad.py; a module without `CATCHES` races no variant).
+    races: str | None = None
+    # "module": its known-bad catalogue (`variant(name)`, with `.rule` and `.description`; `known_bad_variants`
+    # spells each variant's spec), which the known-bad suites name their variants from.
+    catalogue: str | None = None
+    # () -> the concurrent variants the parallel suite must catch (parallel_tests/test_parallel_known_bad.py),
+    # by name; its parallel programs are the plug-in's `parallel`.
+    parallel_variants: Callable[[], Sequence[str]] = _no_variants
+
+
+def load_part(where: str) -> Any:
+    """What a `SuiteParts` field names: the module `"module"`, or the attribute of `"module:attribute"`."""
+    module_name, _, attribute = where.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attribute) if attribute else module
 
 
 @attrs.frozen
@@ -154,6 +195,9 @@ class SystemPlugin:
     # Its catalogue of known-bad variants (`fencecheck gate --known-bad NAME`): name -> the spec that resolves
     # it, in catalogue order; loaded only when asked (the catalogue is test material).
     known_bad_variants: Callable[[], Mapping[str, str]] = lambda: {}
+    # Its parts of the shared suites (its machine, race scenarios, known-bad runs); empty: it has none, which each
+    # suite reports as a failing test (`SuiteParts`).
+    suites: SuiteParts = SuiteParts()
 
     # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
     # (the operations) -> the names of model classes a file must import beyond those it spells itself (every
@@ -206,7 +250,8 @@ class SystemPlugin:
             return code
 
 
-NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")  # a file name, a section id and the `<system>:` of a spec
+# a file name, a section id and the `<system>:` of a spec: nothing that a path, a spec or a shell would split
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]*")
 CORE_HISTORY_KEYS = frozenset({"format", "system", "calls", "finalDocuments"})
 
 
@@ -216,7 +261,8 @@ def definition_problems(plugin: SystemPlugin) -> list[str]:
     what a step answers is the conformance test's (tests/unit/test_plugin_conformance.py)."""
     problems = []
     if not isinstance(plugin.name, str) or not NAME_PATTERN.fullmatch(plugin.name):
-        problems.append(f"name: expected lowercase letters, digits and _, starting with a letter, got {plugin.name!r}")
+        problems.append(f"name: expected lowercase letters, digits, _ and -, not starting with _ or -, got "
+                        f"{plugin.name!r}")
     for field in attrs.fields(type(plugin)):
         value = getattr(plugin, field.name)
         optional = "None" in str(field.type)

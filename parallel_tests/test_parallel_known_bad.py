@@ -1,9 +1,13 @@
-"""The concurrent known-bad catalogue through the parallel property: every variant must be caught by a race.
+"""Every registered system's concurrent known-bad variants through the parallel property: each must be caught by a
+race.
 
-For each variant of `known_bad.journal.CONCURRENT_VARIANTS` (parametrized by name; each behaves exactly like
-the reference when calls run one at a time), the parallel property runs against it with the profile's
-`known_bad_examples` (the run stops at the first failing program) and no example database (a warm database
-would replay last run's counterexample at once and hide a loss of reach of the strategy).
+For each system with parallel programs and each variant its plug-in names for this suite
+(`SuiteParts.parallel_variants`: the journal's `known_bad.journal.CONCURRENT_VARIANTS`, the lantern's finding #5
+and rejected A3, the gateway's claim outside the transaction; parametrized as `[<system>-<variant>]`; each behaves
+exactly like the reference when calls run one at a time), the system's parallel property runs against it with
+its budget's `known_bad_examples` (conftest.py `budget_of`; the run stops at the first failing program) and no
+example database (a warm database would replay last run's counterexample at once and hide a loss of reach of
+the strategy).
 
 Caught is the one rule of fencecheck.known_bad_verdict, judged from the repetitions' structured problems
 (`CaseResult.findings`, each of the kind it was found as): the reported (shrunk) case failed a property of the
@@ -38,12 +42,12 @@ import attrs
 import pytest
 from hypothesis import Phase, settings
 
+from fencecheck import suite_parts
 from fencecheck.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
 from fencecheck.parallel import (
     FAILS_IN_PREFIX,
     Budget,
     ProjectSource,
-    budget_for,
     load_counterexample,
     parallel_settings,
     recheck_parallel,
@@ -57,12 +61,13 @@ from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import plugin
 from fencecheck.problems import Problem, verdict_problem
 from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
-from known_bad.crashing import journal_name_error
-from known_bad.journal import CONCURRENT_VARIANTS, variant
-from parallel_tests.conftest import artifacts_dir, counterexamples_dir
+from known_bad.crashing import journal_name_error, lantern_name_error
+from parallel_tests.conftest import artifacts_dir, budget_of, counterexamples_dir
 from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
 
-pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
+# The gate deselects the catalogue (--without-catalogues) and each test of another system (--only-system: each is
+# marked with its system).
+pytestmark = pytest.mark.catalogue
 
 MAX_SHRUNK_CONCURRENT_OPS = 4
 MAX_SHRUNK_PREFIX_OPS = 3
@@ -192,21 +197,39 @@ def catch_parallel_variant(judge_it: Any, *, name: str, v: Any, system: SystemPl
     )
 
 
-@pytest.mark.parametrize("name", [v.name for v in CONCURRENT_VARIANTS])
-def test_concurrent_variant_is_caught(name, projects, repeat, emulator, request, record_property):
-    v = variant(name)
+def _variants() -> list[Any]:
+    """(system, variant) for every variant a system with parallel programs names for this suite, each marked with
+    its system, id `<system>-<variant>`."""
+    return [pytest.param(name, variant, marks=pytest.mark.system(name), id=f"{name}-{variant}")
+            for name in suite_parts.with_part("parallel") for variant in plugin(name).suites.parallel_variants()]
+
+
+def variant_of(system: SystemPlugin, name: str) -> Any:
+    """The catalogue's record of variant `name` (its `rule` and `description`), from the system's catalogue module
+    (`SuiteParts.catalogue`)."""
+    assert system.suites.catalogue, f"{system.name} names parallel variants but no catalogue module (SuiteParts)"
+    return suite_parts.load(system, "catalogue").variant(name)
+
+
+@pytest.mark.parametrize("system_name, name", _variants())
+def test_concurrent_variant_is_caught(system_name, name, projects, repeat, emulator, request, record_property):
+    system = plugin(system_name)
+    v = variant_of(system, name)
     config = request.config
+    budget = budget_of(system)
     catch_parallel_variant(
         lambda: judge_parallel_variant(
-            v.build(), projects=projects, emulator=emulator, repeat=repeat,
-            run_settings=parallel_settings(database=None, max_examples=budget_for().known_bad_examples),
+            system.resolve(system.known_bad_variants()[name]), system=system, budget=budget, projects=projects,
+            emulator=emulator, repeat=repeat,
+            run_settings=parallel_settings(budget=budget, database=None, max_examples=budget.known_bad_examples),
             counterexamples=counterexamples_dir(config), root=config.rootpath,
         ),
-        name=name, v=v, system=plugin("journal"), label="concurrent known-bad variant", request=request,
+        name=name, v=v, system=system, label=f"concurrent {system_name} variant", request=request,
         record_property=record_property,
     )
 
 
+@pytest.mark.system("journal")
 def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(projects, emulator, tmp_path):
     # Every transaction raises NameError: a prefix call that raised, or a foreign exception in a branch. Two
     # programs, one repetition each, no shrinking: the verdict is all this checks.
@@ -218,6 +241,7 @@ def test_a_variant_that_only_raises_name_error_is_an_error_not_a_catch(projects,
     assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict
 
 
+@pytest.mark.system("journal")
 @pytest.mark.parametrize("how", sorted(MISBEHAVIOURS))
 def test_an_exec_implementation_that_crashes_hangs_or_breaks_the_protocol_is_no_catch(how, projects, emulator,
                                                                                       tmp_path):
@@ -231,3 +255,18 @@ def test_an_exec_implementation_that_crashes_hangs_or_breaks_the_protocol_is_no_
         )
     assert judged.verdict.status == VERDICTS[MISBEHAVIOURS[how]], judged.verdict
     assert "ImplementationFailure" in judged.verdict.reason, judged.verdict
+
+
+@pytest.mark.system("lantern")
+def test_a_lantern_variant_that_only_raises_name_error_is_an_error_not_a_catch(projects, emulator, tmp_path):
+    # The racing operations raise NameError (the prefix's venue and lights work, so the race is reached): a
+    # foreign exception in a branch. Two programs, one repetition each, no shrinking: the verdict is all this checks.
+    lantern = plugin("lantern")
+    judged = judge_parallel_variant(
+        lantern_name_error("extinguish_lantern", "read_active_lanterns"), system=lantern, projects=projects,
+        emulator=emulator, repeat=1, budget=budget_of(lantern),
+        run_settings=parallel_settings(budget=budget_of(lantern), database=None, max_examples=2,
+                                       phases=[Phase.generate]),
+        counterexamples=tmp_path, root=tmp_path, shrink_seconds=0, minimize_seconds=0,
+    )
+    assert judged.verdict.status == "error" and "NameError" in judged.verdict.reason, judged.verdict

@@ -1,12 +1,17 @@
-"""The reference under parallel programs: every generated program (a prefix, then 2-4 racing branches, with at
-least one contested key) must pass every one of its R repetitions.
+"""Each registered system's reference under parallel programs (parametrized over the systems with parallel
+programs, ids naming the system): every generated program (a prefix, then 2-4 racing branches, with at least
+one contested partition) must pass every one of its R repetitions. Each system's programs are its plug-in's
+(fencecheck/plugins/<system>_parallel.py), its budget theirs (`ParallelSpec.budgets`, conftest.py `budget_of`).
 
 A failure is a proof, not a timing accident: the failing repetition's history was judged not linearizable
 (or a structural invariant broke). A repetition with fewer than 90% definite branch calls fails the test
 too, for contention, never as a contract verdict (`fencecheck.definite`). The shrunk program is saved as
-counterexamples/parallel-reference-<id>.json and the run is written to artifacts/parallel/reference.json for
-the evidence report either way. Against another system ($FENCECHECK_SYSTEM, see conftest.py) the same
-property runs and no evidence is written.
+counterexamples/parallel-<system>-<implementation>-<id>.json and the run is written to
+artifacts/parallel/<run>.json for the evidence report either way (`reference.json` for the journal,
+`<system>-reference.json` for the others: conftest.py `reference_run_name`). Under a wire fault mix
+(`--wire-faults`) every system's run also writes its fault kinds to artifacts/wire-faults/parallel-<run>.json.
+Against an implementation $FENCECHECK_SYSTEM names (see conftest.py) the same property runs against it for its
+system, and no evidence is written.
 """
 
 from __future__ import annotations
@@ -16,17 +21,22 @@ import pytest
 from fencecheck import hypothesis_profiles
 from fencecheck.contest_results import write_json
 from fencecheck.errors import CheckFailed
-from fencecheck.parallel import PASSES, run_property
+from fencecheck.parallel import PASSES, parallel_settings, run_property
 from fencecheck.plugins import plugin
 from fencecheck.problems import contention
 from fencecheck.pytest_plugin import wire_mix
 from fencecheck.report.parallel import ParallelRun, write_parallel_run
-from fencecheck.systems import describe_system, reference_run
-from parallel_tests.conftest import REFERENCE_RUN, artifacts_dir, counterexamples_dir
+from fencecheck.systems import configured_implementation, describe_system, reference_run
+from parallel_tests.conftest import (
+    artifacts_dir,
+    budget_of,
+    counterexamples_dir,
+    parallel_systems,
+    reference_run_name,
+)
 
-pytestmark = pytest.mark.system("journal")  # deselected by --only-system <another>
-
-JOURNAL = plugin("journal")
+# Each system's test is marked with it: --only-system <another> deselects it (fencecheck.pytest_plugin).
+SYSTEMS = [pytest.param(name, marks=pytest.mark.system(name), id=name) for name in parallel_systems()]
 
 
 def _relative(path, root) -> str | None:
@@ -38,15 +48,21 @@ def _relative(path, root) -> str | None:
         return str(path)
 
 
-def test_reference_is_linearizable_under_parallel_programs(projects, repeat, system, request):
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_reference_is_linearizable_under_parallel_programs(name, projects, repeat, request):
     config = request.config
-    outcome = run_property(projects, plugin=JOURNAL, system=system, repeat=repeat,
-                           counterexamples=counterexamples_dir(config), wire_mix=wire_mix(config))
-    print(f"\nparallel {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
+    system_plugin = plugin(name)
+    system = configured_implementation(system_plugin)
+    budget = budget_of(system_plugin)
+    run = reference_run_name(name)
+    outcome = run_property(projects, plugin=system_plugin, system=system, repeat=repeat, budget=budget,
+                           run_settings=parallel_settings(budget=budget), counterexamples=counterexamples_dir(config),
+                           wire_mix=wire_mix(config))
+    print(f"\nparallel {name}, {describe_system(system)}: {outcome.examples} programs x {repeat} repetitions "
           f"({outcome.repetitions} runs) in {outcome.seconds:.1f} s{wire_note(outcome)}")
-    write_wire_faults(config, outcome, REFERENCE_RUN, JOURNAL.name)
-    if reference_run(system="journal"):
-        write_evidence(config, outcome, repeat, REFERENCE_RUN, JOURNAL.name)
+    write_wire_faults(config, outcome, run, name)
+    if reference_run(system=name):
+        write_evidence(config, outcome, repeat, run, name)
     assert_reference_passed(outcome)
 
 

@@ -6,7 +6,7 @@ for CI's sake.
 
 The mix is `--wire-faults` / $FENCECHECK_WIRE_FAULTS when given, else seed `DEFAULT_SEED`, so `./run tests` and
 the gate's ci profile run these with faults whatever the option says; the option turns the mix on for the
-reference runs too (test_parallel_reference.py, test_lantern_parallel_reference.py). Fault kinds go to
+reference runs too (test_parallel_reference.py, every system's). Fault kinds go to
 artifacts/wire-faults/parallel-<name>.json; no evidence record of the reference is written from here.
 """
 

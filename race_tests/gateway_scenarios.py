@@ -594,3 +594,8 @@ SCENARIOS: tuple[GatewayScenario, ...] = (
 )
 
 BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
+
+# The concurrent variants of the catalogue (known_bad/gateway/variants.py), each with the scenario that must catch
+# it: race_tests/test_race_known_bad.py runs them (SuiteParts.races names this module). Plain reads and blind
+# writes let several claimers of one begun journal each see BEGUN and each be told it won the election.
+CATCHES = {"claim_outside_the_transaction": "consume_election"}

@@ -372,3 +372,14 @@ SCENARIOS: tuple[LanternScenario, ...] = (
 )
 
 BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
+
+
+def _catches() -> dict[str, str]:
+    from known_bad.lantern import VARIANTS  # the catalogue is test material, as these scenarios are
+
+    return {v.name: v.scenario for v in VARIANTS if v.concurrent}
+
+
+# The concurrent variants of the catalogue, each with the scenario that must catch it (its own `scenario`):
+# race_tests/test_race_known_bad.py runs them (SuiteParts.races names this module).
+CATCHES = _catches()

@@ -1,6 +1,5 @@
 """Issue 8's definition of a caught known-bad variant (fencecheck.known_bad_verdict) for a concurrent variant
-and a race scenario of any system (the lantern's test_lantern_race_known_bad.py, the gateway's
-test_gateway_race_known_bad.py).
+and a race scenario of any system (every registered system's raced variants: race_tests/test_race_known_bad.py).
 
 Caught: a run of the scenario against the variant broke a property of the contract (an illegal verdict, a
 broken invariant, a clock read twice, a broken promise), the failure replays against the variant (an illegal

@@ -1,4 +1,4 @@
-"""Stateful suites: Hypothesis profiles, collection of the machine module, transition-coverage files.
+"""Stateful suites: Hypothesis profiles, collection of every registered system's machine, transition-coverage files.
 
 Profiles (fencecheck/hypothesis_profiles.py, registered for every suite by fencecheck.pytest_plugin): `ci`
 (the machines' default), `thorough`, `gate`. Select one with Hypothesis's own option or with the
@@ -8,6 +8,10 @@ environment; an unknown name is a usage error:
     FENCECHECK_PROFILE=gate .venv/bin/python -m pytest stateful_tests
     FENCECHECK_DERANDOMIZE=1 .venv/bin/python -m pytest stateful_tests      # any profile, derandomized
 
+Each registered system's lockstep machine is the module its plug-in names (`SuiteParts.machine`, a module of this
+directory whose name does not match test_*.py): collected here, with no list of systems of its own. A system that
+names none, or one outside this directory, fails test_suite_parts.py.
+
 Each test process writes the transitions its machines exercised to
 `artifacts/coverage/<system>-transitions-<worker>.json` (`journal`, `lantern`, `gateway`; `gw0`, `gw1`, ... under
 xdist, else `main`).
@@ -15,18 +19,26 @@ xdist, else `main`).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 
-from fencecheck import coverage, hypothesis_profiles
+from fencecheck import coverage, hypothesis_profiles, suite_parts
 from fencecheck.errors import FencecheckError
-from fencecheck.plugins import SYSTEM_NAMES
+from fencecheck.plugins import SYSTEM_NAMES, plugin
 from fencecheck.systems import ENV_SYSTEM, check_configured, reference_run
 
-HERE = Path(__file__).parent
-# test modules whose names do not match test_*.py
-MACHINE_MODULES = ("journal_machine.py", "lantern_machine.py", "gateway_machine.py")
+HERE = Path(__file__).parent.resolve()
+
+
+@functools.cache
+def machine_files() -> frozenset[Path]:
+    """The registered systems' machine modules in this directory (test modules whose names do not match
+    test_*.py), found without importing them."""
+    found = (suite_parts.module_file(plugin(name).suites.machine) for name in suite_parts.with_part("machine"))
+    return frozenset(path for path in found if path is not None and path.parent == HERE)
+
 
 def _coverage_dir(config: pytest.Config) -> Path:
     return config.rootpath / "artifacts" / "coverage"
@@ -57,7 +69,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
-    if file_path.parent == HERE and file_path.name in MACHINE_MODULES and not parent.session.isinitpath(file_path):
+    if file_path.resolve() in machine_files() and not parent.session.isinitpath(file_path):
         return pytest.Module.from_parent(parent, path=file_path)
     return None
 

@@ -42,7 +42,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invar
 
 from fencecheck import coverage, hypothesis_profiles
 from fencecheck.errors import ContractFailure
-from fencecheck.lockstep import Lockstep
+from fencecheck.lockstep import Lockstep, LockstepMismatch
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
 from fencecheck.systems import configured_implementation
@@ -70,6 +70,7 @@ from model.gateway import (
     owner_fingerprint_of,
     record_documents,
 )
+from stateful_tests.known_bad_support import MachineCatalogue
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 
 pytestmark = pytest.mark.system("gateway")  # deselected by --only-system <another>
@@ -730,3 +731,31 @@ class TestGatewayMachine(BoundToEmulator, GatewayMachine.TestCase):
     settings = machine_settings()
     machine = GatewayMachine
 
+
+
+# --- the known-bad catalogue (stateful_tests/test_known_bad.py; SuiteParts.machine_known_bad names it) ---------
+
+# Sequential variants the machine does not yet catch reliably within the ci budget (3 rounds x 40 examples):
+# listed, with what was measured, rather than run as a test that fails by chance. Remove one once it is.
+# Empty since GatewayMachine.deep_journey: unfenced_release_after_reconciliation, manual_trusts_claimed_verification,
+# uncapped_provider_lease and unknown_evidence_releases were listed here (survived 3 rounds in some ci runs) until
+# the machine took fresh journals straight to where their hazards decide.
+NOT_YET_RELIABLE: dict[str, str] = {}
+
+
+def _known_bad() -> MachineCatalogue:
+    from known_bad.gateway import VARIANTS
+
+    return MachineCatalogue(
+        machine=GatewayMachine,
+        machine_settings=machine_settings,
+        run=tuple(v.name for v in VARIANTS if not v.concurrent and v.name not in NOT_YET_RELIABLE),
+        out_of_reach=NOT_YET_RELIABLE,
+        concurrent=tuple(v.name for v in VARIANTS if v.concurrent),  # the race and parallel suites'
+        result_prefix="gateway-machine-",
+        machine_prefix="KnownBadGateway",
+        detections=(LockstepMismatch, InvariantViolated),
+    )
+
+
+KNOWN_BAD = _known_bad()

@@ -56,6 +56,7 @@ from model.journal import (
     fault_applies,
     owner_fingerprint_of,
 )
+from stateful_tests.known_bad_support import MachineCatalogue
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 
 pytestmark = pytest.mark.system("journal")  # deselected by --only-system <another>
@@ -485,3 +486,23 @@ class TestJournalLockstep(BoundToEmulator, JournalMachine.TestCase):
 
     settings = hypothesis_profiles.machine_settings()
     machine = JournalMachine
+
+
+# --- the known-bad catalogue (stateful_tests/test_known_bad.py; SuiteParts.machine_known_bad names it) ---------
+
+
+def _known_bad() -> MachineCatalogue:
+    from known_bad.crashing import journal_name_error
+    from known_bad.journal import CONCURRENT_VARIANTS, VARIANTS, WIRE_VARIANTS
+
+    return MachineCatalogue(
+        machine=JournalMachine,
+        machine_settings=hypothesis_profiles.machine_settings,
+        # the sequential catalogue and the bugs only wire faults show (known_bad/journal/wire_variants.py)
+        run=tuple(v.name for v in (*VARIANTS, *WIRE_VARIANTS)),
+        concurrent=tuple(v.name for v in CONCURRENT_VARIANTS),  # the parallel suite's (test_parallel_known_bad.py)
+        name_error=journal_name_error,
+    )
+
+
+KNOWN_BAD = _known_bad()

@@ -1,5 +1,5 @@
-"""Catching a known-bad variant with a lockstep state machine, for any system (the journal's catalogue,
-stateful_tests/test_known_bad.py; the lantern's, stateful_tests/test_lantern_machine_known_bad.py).
+"""Catching a known-bad variant with a lockstep state machine, for any system (every registered system's
+catalogue, as its machine module's `MachineCatalogue` says: stateful_tests/test_known_bad.py).
 
 `catch(target, ...)` runs the target's machine (a subclass of the system's machine whose `system` is the
 variant) under the target's settings, in up to ROUNDS rounds, and passes when a run fails with one of the
@@ -44,7 +44,7 @@ import os
 import re
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 from unittest import mock
@@ -58,7 +58,7 @@ from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import CheckFailed
 from fencecheck.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
 from fencecheck.lockstep import Lockstep, LockstepMismatch, needs_wire, replay
-from fencecheck.plugin import SystemPlugin
+from fencecheck.plugin import SystemPlugin, load_part
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
@@ -275,6 +275,39 @@ class Target:
     settings: settings  # the profile's (database=None: see the catalogue tests)
     machine_prefix: str = "KnownBad"
     detections: tuple[type[BaseException], ...] = (LockstepMismatch,)
+
+
+@attrs.frozen
+class MachineCatalogue:
+    """How a system's lockstep machine runs that system's known-bad catalogue (stateful_tests/test_known_bad.py):
+    what its plug-in's `SuiteParts.machine_known_bad` names, declared beside the machine.
+
+    `run` and `out_of_reach` and `concurrent` split the catalogue (`known_bad_variants`) between them: a test keeps
+    them in step with it, so a new variant is either run by the machine or explained."""
+
+    machine: type  # the system's lockstep machine (its `plugin` says which system)
+    # the machine's settings under the selected profile (catalogue_settings wraps them)
+    machine_settings: Callable[[], settings]
+    run: tuple[str, ...]  # the variants the machine must catch
+    # the sequential variants it cannot show, each with why (what catches it instead)
+    out_of_reach: Mapping[str, str] = attrs.field(factory=dict)
+    concurrent: tuple[str, ...] = ()  # out of a sequential machine's reach by definition: the race suites' to catch
+    result_prefix: str = ""  # artifacts/known_bad/<result_prefix><name>.json
+    machine_prefix: str = "KnownBad"
+    detections: tuple[type[BaseException], ...] = (LockstepMismatch,)
+    # () -> an implementation whose calls raise NameError: a crash must be an error, never a catch (None: none)
+    name_error: Callable[[], Any] | None = None
+    name_error_settings: settings = TINY
+
+    def target(self, plugin: SystemPlugin, name: str, *, settings_: settings | None = None) -> Target:
+        """The `Target` of variant `name` of `plugin`'s catalogue (its spec: `known_bad_variants`), with the rule and
+        description its catalogue module (`SuiteParts.catalogue`) gives it."""
+        spec = plugin.known_bad_variants()[name]
+        v = load_part(plugin.suites.catalogue).variant(name) if plugin.suites.catalogue else None
+        return Target(name=name, result_name=f"{self.result_prefix}{name}", rule=getattr(v, "rule", "none"),
+                      description=getattr(v, "description", spec), build=lambda: plugin.resolve(spec),
+                      machine=self.machine, settings=settings_ or catalogue_settings(self.machine_settings()),
+                      machine_prefix=self.machine_prefix, detections=self.detections)
 
 
 def catch(target: Target, *, emulator: Any, project_id: str, db: Any, failing_property: str,

@@ -50,7 +50,7 @@ from hypothesis.stateful import (
 
 from fencecheck import coverage, hypothesis_profiles
 from fencecheck.errors import ContractFailure
-from fencecheck.lockstep import Lockstep
+from fencecheck.lockstep import Lockstep, LockstepMismatch
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins.lantern import LANTERN, LanternSystem
 from fencecheck.systems import configured_implementation
@@ -67,6 +67,7 @@ from model.lantern import (
     invariant_violations,
 )
 from model.lantern.constants import EARTH_RADIUS_METERS
+from stateful_tests.known_bad_support import TINY, MachineCatalogue
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 from tests.lantern_story import FAR, H2, T0, US, VENUES
 
@@ -471,3 +472,40 @@ class TestLanternMachine(BoundToEmulator, LanternMachine.TestCase):
 
     settings = machine_settings()
     machine = LanternMachine
+
+
+# --- the known-bad catalogue (stateful_tests/test_known_bad.py; SuiteParts.machine_known_bad names it) ---------
+
+OUT_OF_SEQUENTIAL_REACH = {
+    "finding_4_guard_cleared_after_commit": (
+        "the variant deletes the user's guard by a separate write right after the extinguish commits. Run "
+        "sequentially that write always succeeds, and the stored documents, answers and update times are "
+        "exactly the reference's (an extinguish succeeds only for a stored-active lantern, which its user's guard "
+        "always names). Only a failure between the commit and the delete strands the guard, and the lantern "
+        "plug-in injects no failed write (no lantern operation carries commit_fails); InjectFault stranded_guard "
+        "writes the damage on both sides alike. tests/emulator/test_lantern_known_bad.py catches it with a client "
+        "whose guard delete fails."
+    ),
+}
+
+
+def _known_bad() -> MachineCatalogue:
+    from known_bad.crashing import lantern_name_error
+    from known_bad.lantern import VARIANTS
+
+    return MachineCatalogue(
+        machine=LanternMachine,
+        machine_settings=machine_settings,
+        run=tuple(v.name for v in VARIANTS if not v.concurrent and v.name not in OUT_OF_SEQUENTIAL_REACH),
+        out_of_reach=OUT_OF_SEQUENTIAL_REACH,
+        concurrent=tuple(v.name for v in VARIANTS if v.concurrent),  # the race and parallel suites'
+        # the seed scenarios (tests/emulator/test_lantern_known_bad.py) write lantern-<name>
+        result_prefix="lantern-machine-",
+        machine_prefix="KnownBadLantern",
+        detections=(LockstepMismatch, InvariantViolated),
+        name_error=lantern_name_error,
+        name_error_settings=settings(TINY, max_examples=5),
+    )
+
+
+KNOWN_BAD = _known_bad()

@@ -12,7 +12,7 @@ it to an emulator project, runs it, and
 - under a full-coverage profile (`thorough`), fails when a reachable row of the system's transition table
   never fired.
 
-Not collected (the name does not match test_*.py and stateful_tests/conftest.py does not list it).
+Not collected (the name does not match test_*.py and no plug-in names it as its machine: stateful_tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """GatewayMachine.deep_journey on the emulator: each journey reaches the rows it is there for, so the thorough
 profile exercises them (the six rows its other rules missed) and the ci catalogue meets the hazards of the
-four variants that were not yet reliable (stateful_tests/test_gateway_machine_known_bad.py). The rule is
+four variants that were not yet reliable (stateful_tests/test_known_bad.py, `[gateway-...]`). The rule is
 called directly, as Hypothesis would with the given draws, on a machine bound to a project of its own."""
 
 from __future__ import annotations

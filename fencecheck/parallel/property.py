@@ -77,9 +77,12 @@ BUDGETS = {
 }
 
 
-def budget_for(profile: str | None = None) -> Budget:
-    """The budget of the selected profile (`ci` for any profile without its own, e.g. Hypothesis's default)."""
-    return BUDGETS.get(profile or hypothesis_profiles.selected_name(), BUDGETS["ci"])
+def budget_for(profile: str | None = None, *, plugin: SystemPlugin | None = None) -> Budget:
+    """The budget of the selected profile (`ci` for any profile without its own, e.g. Hypothesis's default):
+    `plugin`'s own when its parallel programs name budgets (`ParallelSpec.budgets`), else `BUDGETS`."""
+    spec = plugin.parallel() if plugin is not None and plugin.parallel is not None else None
+    budgets = spec.budgets if spec is not None and spec.budgets is not None else BUDGETS
+    return budgets.get(profile or hypothesis_profiles.selected_name(), budgets["ci"])
 
 
 def parallel_settings(profile: str | None = None, *, budget: Budget | None = None, **overrides: Any) -> settings:

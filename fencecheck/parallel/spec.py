@@ -54,3 +54,7 @@ class ParallelSpec:
     # race_problems already names every document outside every partition (the journal's project_problems):
     # the engine then does not report them a second time.
     reports_strays: bool = False
+    # Its programs' sizes and shrinking times per Hypothesis profile (profile -> `fencecheck.parallel.Budget`, with
+    # a "ci" entry for any profile it does not name): a system whose repetitions cost more runs fewer programs.
+    # None: the engine's `fencecheck.parallel.BUDGETS` (`budget_for(plugin=...)` picks).
+    budgets: Mapping[str, Any] | None = None

@@ -26,7 +26,14 @@ import reference.gateway
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import BrowserBoundary, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import (
+    BrowserBoundary,
+    SuiteParts,
+    SystemPlugin,
+    UndeclaredError,
+    contract_error_code,
+    exact_answer_matches,
+)
 from fencecheck.plugins.gateway_structure import contest_problems
 from fencecheck.systems import implementation_module, module_of_spec
 from model.gateway import (
@@ -409,4 +416,11 @@ GATEWAY = SystemPlugin(
     parallel=_parallel_spec,
     describe_impl=lambda impl: (("the gateway reference" if impl is REFERENCE_GATEWAY else impl.name)
                                 if isinstance(impl, GatewaySystem) else None),
+    suites=SuiteParts(
+        machine="stateful_tests.gateway_machine:TestGatewayMachine",
+        machine_known_bad="stateful_tests.gateway_machine:KNOWN_BAD",
+        races="race_tests.gateway_scenarios",
+        catalogue="known_bad.gateway",
+        parallel_variants=lambda: ("claim_outside_the_transaction",),
+    ),
 )

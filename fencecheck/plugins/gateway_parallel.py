@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from fencecheck.firestore_io import Stored, read_project
 from fencecheck.parallel.program import BranchCall, ParallelProgram, trim_branches
+from fencecheck.parallel.property import Budget
 from fencecheck.parallel.spec import ParallelSpec
 from fencecheck.plugins.gateway_structure import ROOT
 from fencecheck.plugins.gateway_structure import race_problems as stored_race_problems
@@ -218,4 +219,15 @@ def race_problems(_db: Any, _state: GatewayState, _keys: tuple[str, ...], before
     return problems + stored_race_problems(before, after)
 
 
-SPEC = ParallelSpec(programs=programs, before_race=before_race, race_problems=race_problems)
+# Its CI share is about a minute (the reference test), so ci runs a few programs of up to 3 branches and 5 racing
+# calls on one journal; thorough many more.
+BUDGETS = {
+    "ci": Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+                 max_concurrent_ops=5),
+    "gate": Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+                   max_concurrent_ops=5),
+    "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
+                       max_concurrent_ops=8),
+}
+
+SPEC = ParallelSpec(programs=programs, before_race=before_race, race_problems=race_problems, budgets=BUDGETS)

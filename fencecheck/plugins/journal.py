@@ -14,7 +14,13 @@ from typing import Any
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.lockstep import Lockstep
 from fencecheck.lockstep import replay as lockstep_replay
-from fencecheck.plugin import BrowserBoundary, SystemPlugin, contract_error_code, exact_answer_matches
+from fencecheck.plugin import (
+    BrowserBoundary,
+    SuiteParts,
+    SystemPlugin,
+    contract_error_code,
+    exact_answer_matches,
+)
 from fencecheck.plugins.journal_api import ReferenceAPI, accepts_attempt_log  # noqa: F401 (exported: files import both from here)
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
@@ -166,6 +172,12 @@ def describe_impl(impl: Any) -> str | None:
     return "the reference" if impl is REFERENCE else (impl.module or "an unnamed system")
 
 
+def parallel_variants() -> tuple[str, ...]:
+    """The concurrent variants (known_bad/journal/concurrent_variants.py): only a race shows them."""
+    catalogue = import_module("known_bad.journal", "the journal's known-bad catalogue")
+    return tuple(v.name for v in catalogue.CONCURRENT_VARIANTS)
+
+
 def known_bad_variants() -> dict[str, str]:
     """The catalogue's sequential, concurrent and wire-only variants (known_bad/journal/), each by its spec."""
     catalogue = import_module("known_bad.journal", "the journal's known-bad catalogue")
@@ -278,4 +290,11 @@ JOURNAL = SystemPlugin(
     counterexample_system=counterexample_system,
     contest_problems=contest_problems,
     contest_expectations=contest_expectations,  # the contest's terminal events, only as the answers imply
+    suites=SuiteParts(
+        machine="stateful_tests.journal_machine:TestJournalLockstep",
+        machine_known_bad="stateful_tests.journal_machine:KNOWN_BAD",
+        races="race_tests.scenarios",
+        catalogue="known_bad.journal",
+        parallel_variants=parallel_variants,
+    ),
 )

@@ -24,7 +24,7 @@ import reference.lantern
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_project, typed
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import SuiteParts, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
 from fencecheck.systems import implementation_module, import_module, module_of_spec
 from model.lantern import (
     ERROR_CODES,
@@ -263,4 +263,14 @@ LANTERN = SystemPlugin(
     # lantern lit earlier in time by a call placed before it.
     commutes_when_read_only=lambda op: not isinstance(op, ReadActive),
     parallel=_parallel_spec,
+    suites=SuiteParts(
+        machine="stateful_tests.lantern_machine:TestLanternMachine",
+        machine_known_bad="stateful_tests.lantern_machine:KNOWN_BAD",
+        races="race_tests.lantern_scenarios",
+        catalogue="known_bad.lantern",
+        # Not finding_3_venue_in_read_set: what it breaks is B1's promise that lights at one venue never abort, a
+        # cost the checker does not judge (every history it makes is linearizable); the race suite's 24-way
+        # contest catches it.
+        parallel_variants=lambda: ("finding_5_read_then_write_extinguish", "rejected_a3_auto_extinguish_batch"),
+    ),
 )

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from fencecheck.firestore_io import Stored
 from fencecheck.parallel.program import BranchCall, ParallelProgram, trim_branches
+from fencecheck.parallel.property import Budget
 from fencecheck.parallel.spec import ParallelSpec
 from model.lantern import (
     LANTERN_TTL,
@@ -152,4 +153,16 @@ def race_problems(_db: Any, _state: LanternState, _keys: tuple[str, ...], _befor
     return [str(violation) for violation in invariant_violations({p: item.data for p, item in project.items()})]
 
 
-SPEC = ParallelSpec(programs=programs, race_problems=race_problems)
+# A few programs in ci (its CI share is small: a repetition takes ~6 s on an idle machine, most of it the emulator's
+# lock waits and the prefix's whole-project read-backs), up to 3 branches and 5 racing calls; its one partition
+# (the whole project) makes every call of a program one search for the checker.
+BUDGETS = {
+    "ci": Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+                 max_concurrent_ops=5),
+    "gate": Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+                   max_concurrent_ops=5),
+    "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
+                       max_concurrent_ops=8),
+}
+
+SPEC = ParallelSpec(programs=programs, race_problems=race_problems, budgets=BUDGETS)

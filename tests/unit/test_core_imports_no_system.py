@@ -473,9 +473,10 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
                    "Firestore",
      ("", "errors", "problems", "plugin", "parallel.spec", "history_codec", "schemas", "known_bad_verdict",
       "hypothesis_profiles", "progress")),
-    ("records", "a system found by name through the registry, and what a run records of it (histories, "
+    ("records", "a system found by name through the registry, the suites' parts it declares, and what a run "
+                "records of it (histories, "
                 "parallel programs, transition coverage, counterexample files); never a plug-in by import",
-     ("plugins", "systems", "history", "parallel.program", "coverage", "counterexamples")),
+     ("plugins", "systems", "suite_parts", "history", "parallel.program", "coverage", "counterexamples")),
     ("checker", "the linearizability checker and when its verdict means anything: a function of a history and "
                 "the model, with no Firestore",
      ("linearizability", "linearizability_explain", "linearizability_fork", "linearizability_search",

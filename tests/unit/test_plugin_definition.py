@@ -19,6 +19,8 @@ class Row:
 @pytest.mark.parametrize(("change", "message"), [
     ({"name": "Register"}, "name: expected lowercase letters"),
     ({"name": ""}, "name: expected lowercase letters"),
+    ({"name": "cas:register"}, "name: expected lowercase letters"),
+    ({"name": "-x"}, "name: expected lowercase letters"),
     ({"step": "not a function"}, "step: expected a callable, got str"),
     ({"read_set": 3}, "read_set: expected a callable or None, got int"),
     ({"partition_noun": ""}, "partition_noun: expected a non-empty str"),

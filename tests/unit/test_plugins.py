@@ -1,11 +1,12 @@
-"""The journal and lantern plug-ins (fencecheck/plugins) keep the interface's promises, checked without an emulator:
-operations round-trip through their JSON, partitions restrict and merge states, the error of an
-implementation is told from anything else, and an unknown system or spec is a clear error. (The gateway's:
-tests/unit/test_gateway_plugin.py.)"""
+"""The registry and the journal and lantern plug-ins (fencecheck/plugins), checked without an emulator: the
+registry's invariants, operations round-trip through their JSON, partitions restrict and merge states, the error
+of an implementation is told from anything else, and an unknown system or spec is a clear error. (What every
+registered plug-in promises: tests/unit/test_plugin_conformance.py; the gateway's own: test_gateway_plugin.py.)"""
 
 from __future__ import annotations
 
 import re
+import sys
 from datetime import UTC, datetime, timedelta
 
 import attrs
@@ -15,7 +16,7 @@ from fencecheck import plugins
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.history import Call, Definite, History, Indefinite, classifier
 from fencecheck.linearizability import check
-from fencecheck.plugin import BrowserBoundary
+from fencecheck.plugin import BrowserBoundary, SuiteParts
 from fencecheck.plugins import SYSTEM_NAMES, plugin
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.plugins.lantern import LANTERN, PROJECT
@@ -50,8 +51,11 @@ LANTERN_OPS = (
 
 
 def test_every_system_is_found_by_name_and_an_unknown_one_is_a_clear_error():
-    assert [plugin(name).name for name in SYSTEM_NAMES] == ["journal", "lantern", "gateway"]
-    with pytest.raises(SystemNotFoundError, match="expected one of journal, lantern, gateway"):
+    # The registry's invariants, not its content: a new system needs no line here.
+    assert SYSTEM_NAMES == tuple(plugins.REGISTRY) and len(set(SYSTEM_NAMES)) == len(SYSTEM_NAMES) > 0
+    assert [plugin(name).name for name in SYSTEM_NAMES] == list(SYSTEM_NAMES)
+    assert all(re.fullmatch(r"[a-z][a-z0-9_]*", name) for name in SYSTEM_NAMES), SYSTEM_NAMES  # file name prefixes
+    with pytest.raises(SystemNotFoundError, match=f"expected one of {', '.join(SYSTEM_NAMES)}"):
         plugin("ledger")
 
 
@@ -62,6 +66,32 @@ def test_a_system_is_added_by_one_registry_line(monkeypatch):
     monkeypatch.setitem(plugins.REGISTRY, "toy", f"{__name__}:TOY")
     assert plugin("toy") is TOY
     assert plugins.plugin_module("toy").__name__ == __name__
+
+
+def test_a_registered_system_without_suite_parts_is_reported_missing_by_each_suite(monkeypatch):
+    from fencecheck import suite_parts
+
+    bare = attrs.evolve(JOURNAL, name="bare", suites=SuiteParts(), parallel=None)
+    monkeypatch.setattr(sys.modules[__name__], "BARE", bare, raising=False)
+    monkeypatch.setitem(plugins.REGISTRY, "bare", f"{__name__}:BARE")
+    assert "bare" in suite_parts.SYSTEM_NAMES  # the registry's live view: a system registered later is in it
+    for part in suite_parts.REQUIRED:  # the parts each suite's test_*suite_parts.py fails for
+        assert suite_parts.missing(part) == ("bare",), part
+        assert "bare" not in suite_parts.with_part(part)
+        message = suite_parts.missing_part_message("bare", part)
+        assert "'bare' declares no" in message and "SuiteParts" in message, message
+    built_in = tuple(name for name in SYSTEM_NAMES if name != "bare")
+    assert suite_parts.with_part("machine_known_bad") == built_in  # the registered ones all declare theirs
+    # and each suite's own test of the part fails for it, saying what to declare
+    from parallel_tests.test_parallel_suite_parts import test_every_registered_system_has_parallel_programs
+    from race_tests.test_race_suite_parts import test_every_registered_system_has_race_scenarios
+    from stateful_tests.test_suite_parts import test_every_registered_system_has_a_machine_this_suite_collects
+
+    for suite_test in (test_every_registered_system_has_a_machine_this_suite_collects,
+                       test_every_registered_system_has_race_scenarios,
+                       test_every_registered_system_has_parallel_programs):
+        with pytest.raises(pytest.fail.Exception, match="'bare' declares no .* SuiteParts"):
+            suite_test("bare")
 
 
 @pytest.mark.parametrize("entry", [f"{__name__}:JOURNAL", f"{__name__}:CMD"])

@@ -1,0 +1,33 @@
+"""Every registered system has parallel programs, which this suite runs (test_parallel_reference.py, and
+test_parallel_known_bad.py for the variants its plug-in names), and its parallel parts are well formed.
+
+Why a failing test per system, not a warning or a skip: a system without parallel programs would run no test
+here at all and the run would stay green. A warning scrolls past in a green run and the gate's evidence counts
+test outcomes (its JUnit files), not warnings; a failure turns CI red and the gate's report names the test,
+with the system in its id, and says what to declare.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fencecheck import suite_parts
+from fencecheck.parallel import Budget, ParallelSpec
+from fencecheck.plugins import SYSTEM_NAMES, plugin
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.system(name)) for name in SYSTEM_NAMES])
+def test_every_registered_system_has_parallel_programs(name):
+    system = plugin(name)
+    if not suite_parts.has_part(system, "parallel"):
+        pytest.fail(suite_parts.missing_part_message(name, "parallel"), pytrace=False)
+    spec = system.parallel()
+    assert isinstance(spec, ParallelSpec), f"{name}'s `parallel` returned {spec!r}, not a ParallelSpec"
+    if spec.budgets is not None:
+        assert "ci" in spec.budgets, f"{name}'s ParallelSpec.budgets has no 'ci' budget (any other profile's)"
+        assert all(isinstance(budget, Budget) for budget in spec.budgets.values()), spec.budgets
+    variants = tuple(system.suites.parallel_variants())
+    unknown = sorted(set(variants) - set(system.known_bad_variants()))
+    assert not unknown, f"{name}'s SuiteParts.parallel_variants names {unknown}, not variants of its catalogue"
+    assert not variants or system.suites.catalogue, (
+        f"{name} names parallel variants but no catalogue module (SuiteParts.catalogue) to describe them")

@@ -1,0 +1,155 @@
+"""Every registered plug-in keeps the promises of the interface (fencecheck.plugin.SystemPlugin) that can be checked
+without an emulator. Parametrized over the registry (ids: the system names), so a new system is checked the day
+it is registered, with no line here to add.
+
+Sample operations are drawn from the plug-in's own parallel programs (its `parallel` strategy: prefix and branch
+calls, stepped one after another from the initial state), so they are the operations the suites really run; a
+system without parallel programs fails here (and in parallel_tests/test_parallel_suite_parts.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fencecheck import suite_parts
+from fencecheck.parallel import programs
+from fencecheck.plugin import SystemPlugin, load_part
+from fencecheck.plugins import SYSTEM_NAMES, plugin
+from fencecheck.systems import system_of_spec
+from stateful_tests.known_bad_support import MachineCatalogue
+from stateful_tests.machine_runner import BoundToEmulator
+
+SYSTEMS = pytest.mark.parametrize("name", SYSTEM_NAMES)
+# Small programs, few examples: each example steps a handful of operations through the pure model.
+SAMPLES = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+def _sample_ops(system: SystemPlugin) -> st.SearchStrategy[list]:
+    """Operation sequences of `system`: a parallel program's prefix and then its branches' calls, in order."""
+    if system.parallel is None:
+        pytest.fail(f"{system.name} has no parallel programs to draw sample operations from: "
+                    + suite_parts.missing_part_message(system.name, "parallel"), pytrace=False)
+    drawn = programs(system, max_prefix_ops=3, max_branches=2, max_concurrent_ops=3)
+    return drawn.map(lambda program: [*program.prefix, *(call.op for branch in program.branches for call in branch)])
+
+
+def _result_key(result) -> tuple:
+    return (result.transition, result.wrote, result.code, result.ok, json.dumps(result.output, sort_keys=True,
+                                                                                default=str))
+
+
+@SYSTEMS
+def test_step_is_pure_and_names_a_row_of_its_table(name):
+    system = plugin(name)
+    ids = system.transition_ids
+    assert len(set(ids)) == len(ids), f"{name}'s transition table repeats a row id"
+
+    @SAMPLES
+    @given(_sample_ops(system))
+    def check(ops):
+        state = system.initial_state()
+        for op in ops:
+            before = copy.deepcopy(state)
+            after, result = system.step(state, op)
+            again_state, again = system.step(state, op)
+            assert state == before, f"{name}: step changed its input state on {system.describe_op(op)}"
+            assert after == again_state and _result_key(result) == _result_key(again), (
+                f"{name}: stepping the same state with {system.describe_op(op)} twice gave different results")
+            assert result.transition in ids, f"{name}: step fired {result.transition!r}, not a row of its table"
+            assert "\n" not in system.describe_op(op), f"{name}: describe_op must describe an op in one line"
+            state = after
+
+    check()
+
+
+@SYSTEMS
+def test_operations_round_trip_through_json(name):
+    system = plugin(name)
+
+    @SAMPLES
+    @given(_sample_ops(system))
+    def check(ops):
+        header, entries = system.ops_to_json(ops)
+        assert set(header) <= set(system.history_header_keys), (
+            f"{name}: ops_to_json wrote header keys {sorted(set(header) - set(system.history_header_keys))} its "
+            "history_header_keys does not declare")
+        whole = json.loads(json.dumps({**header, "entries": entries}))  # plain JSON, through a real encoding
+        assert system.ops_from_json(whole, whole["entries"]) == ops
+
+    check()
+
+
+@SYSTEMS
+def test_partitions_restrict_and_merge_back(name):
+    system = plugin(name)
+
+    @SAMPLES
+    @given(_sample_ops(system))
+    def check(ops):
+        state = system.initial_state()
+        for op in ops:
+            state = system.step(state, op)[0]
+            assert isinstance(system.partition_of(op), str)
+        for key in system.partitions_of_state(state):
+            part = system.restrict(state, key)
+            assert system.documents_of(part, key) == system.documents_of(state, key)
+            assert system.merge(state, part, key) == state, f"{name}: merging a partition back changed the state"
+            for path in system.documents_of(state, key):
+                assert system.partition_of_path(path) == key, f"{name}: {path} is stored in {key}, not its own"
+
+    check()
+
+
+@SYSTEMS
+def test_the_reference_is_spelled_by_a_spec_that_resolves_back_to_it(name):
+    system = plugin(name)
+    spec = system.spec_of(system.reference)
+    assert spec and system.owns_spec(spec) and system_of_spec(spec) == name, spec
+    assert system.resolve(spec) is system.reference
+    assert system.resolve(None) is system.reference and system.resolve("") is system.reference
+    assert system.describe_impl(system.reference), f"{name}: describe_impl does not name its own reference"
+
+
+@SYSTEMS
+def test_each_known_bad_spec_resolves_to_equal_implementations_it_owns(name):
+    system = plugin(name)
+    variants = system.known_bad_variants()
+    assert variants, f"{name} has no known-bad catalogue: the known-bad suites would verify nothing of it"
+    for variant, spec in variants.items():
+        first, second = system.resolve(spec), system.resolve(spec)
+        assert first == second, f"{name}: {spec} resolved to two different implementations"
+        assert first is not system.reference, f"{name}: {spec} resolved to the reference"
+        assert system.owns_spec(spec) and system_of_spec(spec) == name, (variant, spec)
+        assert system.spec_of(first) == spec, f"{name}: {spec} resolves to one spelled {system.spec_of(first)!r}"
+
+
+@SYSTEMS
+def test_its_declared_suite_parts_import_and_fit_together(name):
+    system = plugin(name)
+    parts = system.suites
+    missing = [part for part in suite_parts.REQUIRED if not suite_parts.has_part(system, part)]
+    assert not missing, "; ".join(suite_parts.missing_part_message(name, part) for part in missing)
+    test_case = load_part(parts.machine)
+    assert issubclass(test_case, BoundToEmulator) and test_case.machine.plugin is system, parts.machine
+    races = load_part(parts.races)
+    assert races.SCENARIOS and set(races.BY_NAME) == {s.name for s in races.SCENARIOS}, parts.races
+    every = set(system.known_bad_variants())
+    assert parts.catalogue, f"{name}: SuiteParts.catalogue names no catalogue module for its variants"
+    catalogue = load_part(parts.catalogue)
+    assert all(catalogue.variant(v).name == v for v in every), f"{parts.catalogue}.variant does not name them"
+    raced = set(getattr(races, "CATCHES", {}))
+    parallel = set(parts.parallel_variants())
+    assert raced | parallel <= every, f"{name} races variants {sorted((raced | parallel) - every)} it does not have"
+    if parts.machine_known_bad is not None:
+        machine = load_part(parts.machine_known_bad)
+        assert isinstance(machine, MachineCatalogue) and machine.machine is test_case.machine, parts.machine_known_bad
+        # a variant only a race shows must be raced by one of the suites, or nothing ever catches it
+        unraced = sorted(set(machine.concurrent) - raced - parallel)
+        assert not unraced, (f"{name}'s concurrent variants {unraced} are neither in its race module's CATCHES nor "
+                             "in its SuiteParts.parallel_variants: no suite runs them")
