@@ -113,7 +113,7 @@ def load_part(where: str) -> Any:
     return getattr(module, attribute) if attribute else module
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True)  # by keyword only: defaults sit beside the fields they belong with
 class SystemPlugin:
     """One system: its model, its partitions, its implementations and how its operations are written down."""
 
@@ -128,7 +128,7 @@ class SystemPlugin:
 
     # --- partitions --------------------------------------------------------------------------------------
     partition_of: Callable[[Any], str]  # the partition an operation touches
-    partition_noun: str  # what a partition is called in explanations: "command key", "project"
+    partition_noun: str = "partition"  # what a partition is called in explanations: "command key", "project"
     partitions_of_state: Callable[[Any], Iterable[str]]  # the partitions a state holds anything in
     partition_of_path: Callable[[str], str | None]  # None: the path belongs to no partition (a stray write)
     restrict: Callable[[Any, str], Any]  # the state of one partition, alone
@@ -141,28 +141,32 @@ class SystemPlugin:
     # --- the stored documents ----------------------------------------------------------------------------
     # (state, what was read back by path (each with `.data`), partitions) -> problems beyond an exact
     # document match (the journal's audit chain); called only when the documents matched.
-    stored_problems: Callable[[Any, Mapping[str, Any], Iterable[str]], list[str]]
+    # (default: none)
+    stored_problems: Callable[[Any, Mapping[str, Any], Iterable[str]], list[str]] = (
+        lambda _state, _stored, _partitions: [])
     write_partition: Callable[..., None]  # (db, key, docs, *, current) -> store exactly `docs` for one partition
     # (key, paths known there) -> the paths a step on that partition can write; None: read back the whole project.
-    read_set: Callable[[str, Collection[str]], Iterable[str]] | None
+    read_set: Callable[[str, Collection[str]], Iterable[str]] | None = None
 
     # --- operations ----------------------------------------------------------------------------------------
-    is_fault: Callable[[Any], bool]  # a harness-side rewrite of stored documents, not a call
-    commit_fails: Callable[[Any], bool]  # the call runs on a client whose commits the server rejects
+    is_fault: Callable[[Any], bool] = lambda _op: False  # a harness-side rewrite of stored documents, not a call
+    commit_fails: Callable[[Any], bool] = lambda _op: False  # the call runs on a client whose commits are rejected
     clock_of: Callable[[Any], datetime | None]  # the clock reading the call is handed (None: it reads none)
 
     # --- implementations ---------------------------------------------------------------------------------
     reference: Any  # the reference implementation
     resolve: Callable[[str | None], Any]  # an implementation by spec ("" or None: the reference)
     invoke: Callable[..., Any]  # (impl, db, op, clock, log=None) -> the output object, or raises
-    error_code: Callable[[Any, BaseException], str | None]  # the contract error code, None for anything else
+    # The contract error code, None for anything else (default: the error's `code` when it is a str, so an
+    # implementation's error answers by its `.code`; a code the model does not predict is a mismatch).
+    error_code: Callable[[Any, BaseException], str | None] = lambda _impl, error: code_attribute(error)
     unavailable_code: str  # the answer that means "may or may not have applied"
     spec_of: Callable[[Any], str | None]  # how an implementation is spelled (counterexamples, reports)
 
     # --- histories ---------------------------------------------------------------------------------------
     ops_to_json: Callable[[Sequence[Any]], tuple[dict[str, Any], list[Any]]]  # -> (header, one entry per op)
     ops_from_json: Callable[[Mapping[str, Any], Sequence[Any]], list[Any]]  # (whole history JSON, entries)
-    history_header_keys: tuple[str, ...]  # the top-level keys `ops_to_json`'s header adds to a history's JSON
+    history_header_keys: tuple[str, ...] = ()  # the top-level keys `ops_to_json`'s header adds to a history
 
     # (model result, observed) -> the implementation answered what the model predicts (the lockstep's test;
     # the checker uses the result's own `matches`)
@@ -339,6 +343,12 @@ def exact_answer_matches(result: ModelResult, observed: Observed) -> bool:
 class UndeclaredError(Exception):
     """The error type of an implementation that declares none of its own: nothing raises it, so that
     implementation's errors are told by their `.code` alone (`contract_error_code`)."""
+
+
+def code_attribute(error: BaseException) -> str | None:
+    """The error's `code` attribute as a plain str, or None when it has none (`SystemPlugin.error_code`'s default)."""
+    code = getattr(error, "code", None)
+    return str.__str__(code) if isinstance(code, str) else None
 
 
 def contract_error_code(error: BaseException, codes: Collection[str]) -> str | None:

@@ -115,11 +115,7 @@ REGISTER = SystemPlugin(
     merge=merge,
     documents_of=documents_of,
     partition_version=lambda state, key: _get(state, key),
-    stored_problems=lambda _state, _stored, _keys: [],
     write_partition=_absent,
-    read_set=None,
-    is_fault=lambda _op: False,
-    commit_fails=lambda _op: False,
     clock_of=lambda _op: None,
     reference=None,
     resolve=_absent,
@@ -129,7 +125,6 @@ REGISTER = SystemPlugin(
     spec_of=lambda _impl: None,
     ops_to_json=_absent,
     ops_from_json=_absent,
-    history_header_keys=(),
     commutes_when_read_only=lambda op: isinstance(op, Read),  # a read never writes, so it always commutes
 )
 

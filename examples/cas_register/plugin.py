@@ -151,11 +151,8 @@ CAS_REGISTER = SystemPlugin(
     merge=merge,
     documents_of=documents,
     partition_version=lambda state, key: state.get(key),
-    stored_problems=lambda _state, _stored, _keys: [],
     write_partition=write_partition,
     read_set=read_set,
-    is_fault=lambda _op: False,
-    commit_fails=lambda _op: False,
     clock_of=lambda _op: None,  # no call reads the time
     reference=REFERENCE,
     resolve=resolve,
@@ -167,7 +164,6 @@ CAS_REGISTER = SystemPlugin(
                                 if isinstance(impl, CasSystem) else None),
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
-    history_header_keys=(),
     answer_matches=exact_answer_matches,
     # A read never writes, and a compare-and-set that found another value wrote nothing: either leaves every
     # later state as it was wherever it matches.

@@ -376,7 +376,6 @@ GATEWAY = SystemPlugin(
     merge=merge,
     documents_of=documents_of,
     partition_version=lambda state, name: state.get(_key(name)),
-    stored_problems=lambda _state, _stored, _keys: [],
     write_partition=write_journal,
     read_set=read_set,
     is_fault=lambda op: isinstance(op, InjectFault),

@@ -236,11 +236,8 @@ LANTERN = SystemPlugin(
     merge=lambda _whole, part, _key: part,
     documents_of=lambda state, _key: documents(state),
     partition_version=lambda state, _key: state,
-    stored_problems=lambda _state, _stored, _keys: [],
     write_partition=write_project,
-    read_set=None,
     is_fault=lambda op: isinstance(op, InjectFault),
-    commit_fails=lambda _op: False,
     response_lost=lambda op: bool(getattr(op, "response_lost", False)),
     clock_of=_clock_of,
     reference=REFERENCE_LANTERN,
@@ -255,7 +252,6 @@ LANTERN = SystemPlugin(
                                 if isinstance(impl, LanternSystem) else None),
     ops_to_json=ops_to_json,
     ops_from_json=ops_from_json,
-    history_header_keys=(),
     answer_matches=exact_answer_matches,  # exact types (True is not 1) and key order, nested too
     # An error answer leaves every state unchanged; a success writes, or is the retry of a light whose lantern
     # exists (lanterns are never deleted, so it stays a retry); tests/unit/test_lantern_model.py checks both.
