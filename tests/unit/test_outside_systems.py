@@ -17,6 +17,7 @@ from fencecheck.errors import PluginRegistrationError, SystemNotFoundError
 from fencecheck.plugins import ENTRY_POINT_GROUP, ENV_PLUGINS, SYSTEM_NAMES, plugin
 from fencecheck.plugins.journal import JOURNAL
 from fencecheck.systems import ENV_SYSTEM
+from tests.unit.test_cli_gate import FakeEmulator  # the gate's emulator, for a gate run with fake suites
 
 TOY = attrs.evolve(JOURNAL, name="toy")
 OTHER_TOY = attrs.evolve(JOURNAL, name="toy")
@@ -195,7 +196,7 @@ def test_the_gate_hands_a_plugin_to_its_suites_processes(tmp_path, monkeypatch, 
                                '<testcase classname="t" name="t"/></testsuite></testsuites>')
         return 0
 
-    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: _FakeEmulator())
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
     monkeypatch.setattr(cli.gate_process, "run_suite", run_suite)
     code = cli.main(["gate", "--suite", "rules", "--plugin", HERE, "--workers", "1", "--profile", "ci",
                      "--artifacts", str(tmp_path / "artifacts")])
@@ -205,22 +206,3 @@ def test_the_gate_hands_a_plugin_to_its_suites_processes(tmp_path, monkeypatch, 
     # the suite's process reads the registry from that environment and finds the plug-in by its name
     monkeypatch.setenv(ENV_PLUGINS, call["env"][ENV_PLUGINS])
     assert plugin("toy") is TOY
-
-
-class _FakeEmulator:
-    host = "127.0.0.1:1"
-
-    def __enter__(self) -> _FakeEmulator:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        pass
-
-    def emulator_version(self) -> None:
-        return None
-
-    def java_version(self) -> None:
-        return None
-
-    def lock_timeout_count(self) -> None:
-        return None
