@@ -21,6 +21,7 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
+from .errors import FencecheckError
 from .linearizability_search import Found, resume
 
 Search = Generator[int, int, Found]
@@ -28,7 +29,7 @@ _CAP = struct.Struct(">q")
 _SIZE = struct.Struct(">Q")
 
 
-class SearchProcessDied(RuntimeError):
+class SearchProcessDied(FencecheckError, RuntimeError):
     """A forked search process ended without its answer (killed, or crashed in native code)."""
 
 
