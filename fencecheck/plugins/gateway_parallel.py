@@ -221,11 +221,11 @@ def race_problems(_db: Any, _state: GatewayState, _keys: tuple[str, ...], before
 
 # Its CI share is about a minute (the reference test), so ci runs a few programs of up to 3 branches and 5 racing
 # calls on one journal; thorough many more.
+_CI = Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+             max_concurrent_ops=5)
 BUDGETS = {
-    "ci": Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
-                 max_concurrent_ops=5),
-    "gate": Budget(examples=5, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
-                   max_concurrent_ops=5),
+    "ci": _CI,
+    "gate": _CI,  # the same as ci
     "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
                        max_concurrent_ops=8),
 }

@@ -156,11 +156,11 @@ def race_problems(_db: Any, _state: LanternState, _keys: tuple[str, ...], _befor
 # A few programs in ci (its CI share is small: a repetition takes ~6 s on an idle machine, most of it the emulator's
 # lock waits and the prefix's whole-project read-backs), up to 3 branches and 5 racing calls; its one partition
 # (the whole project) makes every call of a program one search for the checker.
+_CI = Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
+             max_concurrent_ops=5)
 BUDGETS = {
-    "ci": Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
-                 max_concurrent_ops=5),
-    "gate": Budget(examples=3, known_bad_examples=40, shrink_seconds=10, minimize_seconds=15, max_branches=3,
-                   max_concurrent_ops=5),
+    "ci": _CI,
+    "gate": _CI,  # the same as ci
     "thorough": Budget(examples=60, known_bad_examples=100, shrink_seconds=60, minimize_seconds=60, max_branches=4,
                        max_concurrent_ops=8),
 }

@@ -60,12 +60,7 @@ Timeline per caller (ms since the first invocation; #n = position in the prefix)
 """
 
 
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Set first, so monkeypatch records the value before and restores it (`delenv` of an unset one records nothing).
-    for name in (ENV_PLUGINS, ENV_SYSTEM):
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
+pytestmark = pytest.mark.usefixtures("no_system_environment")
 
 
 def _fencecheck(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -111,6 +111,19 @@ def test_spec_formula_reproduces_the_vector_file(vector):
     )
 
 
+def _assert_at_the_golden_paths(stored: dict, vector: dict) -> None:
+    """The documents a register, a lease and a completion store: at the vector's paths, the root's fingerprint
+    the vector's."""
+    assert set(stored) == {
+        vector["rootPath"],
+        vector["registrationAuditPath"],
+        vector["lifecyclePath"],
+        vector["firstLeaseAuditPath"],
+        vector["firstLeaseAuditPath"][:-1] + "3",
+    }
+    assert stored[vector["rootPath"]]["payloadFingerprint"] == vector["payloadFingerprint"]
+
+
 @pytest.mark.parametrize("vector", VECTORS, ids=IDS)
 def test_api_stores_the_golden_hashes_at_the_golden_paths(vector):
     given = vector["input"]
@@ -134,14 +147,7 @@ def test_api_stores_the_golden_hashes_at_the_golden_paths(vector):
         clock=Clock(T1),
     )
     stored = db.dump()
-    assert set(stored) == {
-        vector["rootPath"],
-        vector["registrationAuditPath"],
-        vector["lifecyclePath"],
-        vector["firstLeaseAuditPath"],
-        vector["firstLeaseAuditPath"][:-1] + "3",
-    }
-    assert stored[vector["rootPath"]]["payloadFingerprint"] == vector["payloadFingerprint"]
+    _assert_at_the_golden_paths(stored, vector)
     assert stored[vector["registrationAuditPath"]]["commandKeyHash"] == vector["commandKeyHash"]
     assert stored[vector["lifecyclePath"]]["commandKeyHash"] == vector["commandKeyHash"]
     assert stored[vector["lifecyclePath"]]["leaseOwnerFingerprint"] == vector["leaseOwnerFingerprint"]
@@ -175,14 +181,7 @@ def test_the_model_derives_and_stores_the_golden_hashes_at_the_golden_paths(vect
     for op in (Register(ref, T0), acquire, complete):
         state, _ = step(state, op)
     stored = documents(state)
-    assert set(stored) == {
-        vector["rootPath"],
-        vector["registrationAuditPath"],
-        vector["lifecyclePath"],
-        vector["firstLeaseAuditPath"],
-        vector["firstLeaseAuditPath"][:-1] + "3",
-    }
-    assert stored[vector["rootPath"]]["payloadFingerprint"] == vector["payloadFingerprint"]
+    _assert_at_the_golden_paths(stored, vector)
     assert stored[vector["lifecyclePath"]]["leaseOwnerFingerprint"] == vector["leaseOwnerFingerprint"]
     assert stored[vector["lifecyclePath"]]["terminalCommitmentHash"] == vector["terminalCommitmentHash"]
 

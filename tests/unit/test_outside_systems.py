@@ -16,7 +16,7 @@ from fencecheck import cli, plugins
 from fencecheck.errors import PluginRegistrationError, SystemNotFoundError
 from fencecheck.plugins import ENTRY_POINT_GROUP, ENV_PLUGINS, SYSTEM_NAMES, plugin
 from fencecheck.plugins.journal import JOURNAL
-from fencecheck.systems import ENV_SYSTEM
+from tests.unit.conftest import clear_environment
 from tests.unit.test_cli_gate import FakeEmulator  # the gate's emulator, for a gate run with fake suites
 
 TOY = attrs.evolve(JOURNAL, name="toy")
@@ -27,15 +27,8 @@ HERE = f"{__name__}:TOY"
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    # --plugin writes $FENCECHECK_PLUGINS into this process's environment (the gate its emulator's host). Set
-    # first, so monkeypatch records the value before and restores it: `delenv` of an unset variable records nothing.
-    monkeypatch.setenv(ENV_PLUGINS, "")
-    monkeypatch.delenv(ENV_PLUGINS)
-    monkeypatch.setenv(ENV_SYSTEM, "")
-    monkeypatch.delenv(ENV_SYSTEM)
-    monkeypatch.setenv("FIRESTORE_EMULATOR_HOST", "")
-    monkeypatch.delenv("FIRESTORE_EMULATOR_HOST")
+def _clean_environment(no_system_environment: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_environment(monkeypatch, "FIRESTORE_EMULATOR_HOST")  # the gate would write its emulator's host
 
 
 def _entry_points(monkeypatch: pytest.MonkeyPatch, *pairs: tuple[str, str]) -> None:

@@ -19,7 +19,6 @@ import reference.lantern
 from fencecheck import cli, replay
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import SystemNotFoundError, UsageError
-from fencecheck.plugins import ENV_PLUGINS
 from fencecheck.plugins.gateway import FUNCTIONS as GATEWAY_FUNCTIONS
 from fencecheck.plugins.gateway import GATEWAY, REFERENCE_GATEWAY
 from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
@@ -38,14 +37,7 @@ from model.lantern import CreateVenue, Light
 VARIANT = "known_bad.journal:earlier-clock-finishes"
 
 
-@pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Set first, so monkeypatch records the value before and restores it: `delenv` of an unset variable records
-    # nothing, and a --plugin run writes $FENCECHECK_PLUGINS into this process's environment.
-    monkeypatch.setenv(ENV_PLUGINS, "")
-    monkeypatch.delenv(ENV_PLUGINS)
-    monkeypatch.setenv(ENV_SYSTEM, "")
-    monkeypatch.delenv(ENV_SYSTEM)
+pytestmark = pytest.mark.usefixtures("no_system_environment")
 
 
 def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> str:
