@@ -18,7 +18,13 @@ from fencecheck.plugins import SYSTEM_NAMES, plugin
 # suite can catch, and its catalogue is then run by the suites that can).
 REQUIRED = {
     "machine": "lockstep machine (stateful_tests): SuiteParts(machine='stateful_tests.<system>_machine:TestX')",
-    "races": "race scenarios (race_tests): SuiteParts(races='race_tests.<system>_scenarios')",
+    # The module's interface (docs/suites.md, "Race scenarios"): SCENARIOS, BY_NAME, INVARIANTS, PROMISE, optional
+    # CATCHES; each scenario's name, promise_text and execute(db, *, implementation, repeat, artifacts_dir,
+    # counterexamples_dir, emulator, project_id, wire_mix) -> (ContestResult, run).
+    "races": "race scenarios (race_tests): SuiteParts(races='race_tests.<system>_scenarios'), a module with "
+             "SCENARIOS, BY_NAME, INVARIANTS, PROMISE (optional CATCHES), each scenario with name, promise_text and "
+             "execute(db, *, implementation, repeat, artifacts_dir, counterexamples_dir, emulator, project_id, "
+             "wire_mix) -> (ContestResult, run) (docs/suites.md)",
     "parallel": "parallel programs (parallel_tests): SystemPlugin(parallel=<() -> fencecheck.parallel.ParallelSpec>)",
 }
 

@@ -6,10 +6,9 @@
 
 `--race-repeat N` parametrizes each scenario over a repetition index (ids `r0`..`r{N-1}`), so xdist spreads
 the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Every
-system's races (test_races.py, test_lantern_races.py, test_gateway_races.py) run through `fencecheck.contest`:
-every run is saved as `artifacts/races/<system>_<scenario>-<repeat>.json` (`journal_...`, `lantern_...`,
-`gateway_...`); a failed verdict also
-saves the history as `counterexamples/race-<system>_<scenario>-<shortid>.json` (re-check it with
+registered system's races (test_race_reference.py, over the systems whose plug-in names race scenarios) run
+through `fencecheck.contest`: every run is saved as `artifacts/races/<system>_<scenario>-<repeat>.json`; a failed
+verdict also saves the history as `counterexamples/race-<system>_<scenario>-<shortid>.json` (re-check it with
 `fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference: they
 are cleared and written only when the run uses that reference (`reference_run(system=...)`).
 
@@ -28,18 +27,14 @@ from typing import Any
 
 import pytest
 
+from fencecheck import suite_parts
 from fencecheck.contest import qualified_name
 from fencecheck.contest_results import write_json
 from fencecheck.definite import scenario_contention
 from fencecheck.errors import CheckFailed, FencecheckError
-from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
-from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
-from fencecheck.plugins.lantern import LANTERN, LanternSystem
+from fencecheck.plugins import plugin
 from fencecheck.pytest_plugin import count_option, wire_mix
 from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, reference_run
-from race_tests.gateway_scenarios import BY_NAME as GATEWAY_BY_NAME
-from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
-from race_tests.scenarios import BY_NAME
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
 SHARE_PROPERTY = "fencecheck_definite_share"  # user property: (scenario, definite callers, callers)
@@ -76,17 +71,22 @@ def counterexamples_dir(config: pytest.Config) -> Path:
 _RESULT_FILE = re.compile(r"^(?P<scenario>[a-z0-9_]+)-(?P<repeat>\d+)\.json$")
 
 
+def race_systems() -> tuple[str, ...]:
+    """The registered systems with race scenarios (the others fail test_race_suite_parts.py)."""
+    return suite_parts.with_part("races")
+
+
+def races_of(name: str) -> Any:
+    """System `name`'s race module (the one its plug-in's `SuiteParts.races` names)."""
+    return suite_parts.load(plugin(name), "races")
+
+
 def _result_scenarios() -> set[str]:
-    """The scenario names of the result files this run may write: the journal's (`journal_<scenario>`) of a run
-    against the journal's reference, the lantern's (`lantern_<scenario>`) of a run against the lantern's."""
-    names: set[str] = set()
-    if reference_run(system=JOURNAL.name):
-        names |= {qualified_name(JOURNAL, name) for name in BY_NAME}
-    if reference_run(system=LANTERN.name):
-        names |= {qualified_name(LANTERN, name) for name in LANTERN_BY_NAME}
-    if reference_run(system=GATEWAY.name):
-        names |= {qualified_name(GATEWAY, name) for name in GATEWAY_BY_NAME}
-    return names
+    """The scenario names of the result files this run may write (`<system>_<scenario>`): each registered
+    system's with race scenarios, when this run is against that system's reference."""
+    return {qualified_name(plugin(name), scenario)
+            for name in race_systems() if reference_run(system=name)
+            for scenario in races_of(name).BY_NAME}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,29 +120,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return (f"race suite: {len(BY_NAME)} journal, {len(LANTERN_BY_NAME)} lantern and {len(GATEWAY_BY_NAME)} gateway "
-            f"scenarios x {race_repeat(config)} repetition(s)")
+    counts = ", ".join(f"{len(races_of(name).SCENARIOS)} {name}" for name in race_systems())
+    return f"race suite: {counts} scenarios x {race_repeat(config)} repetition(s)"
 
 
-@pytest.fixture(scope="session")
-def system() -> ReferenceAPI:
-    """The journal under test: the reference, or the system $FENCECHECK_SYSTEM names (`fencecheck gate
-    --known-bad NAME` sets it to `known_bad.journal:NAME`)."""
-    return configured_implementation(JOURNAL)
-
-
-@pytest.fixture(scope="session")
-def lantern_system() -> LanternSystem:
-    """The lantern under test: the reference, or the lantern implementation $FENCECHECK_SYSTEM names
-    (`known_bad.lantern:<variant>`)."""
-    return configured_implementation(LANTERN)
-
-
-@pytest.fixture(scope="session")
-def gateway_system() -> GatewaySystem:
-    """The gateway under test: the reference, or the gateway implementation $FENCECHECK_SYSTEM names
-    (`known_bad.gateway:<variant>`)."""
-    return configured_implementation(GATEWAY)
+@pytest.fixture
+def implementation(system_name: str) -> Any:
+    """The implementation under test of the system a test is parametrized with (`system_name`): its reference, or
+    the implementation of that system $FENCECHECK_SYSTEM names (`fencecheck gate --known-bad NAME` sets it)."""
+    return configured_implementation(plugin(system_name))
 
 
 # --- the definite share over a scenario's repeats ----------------------------------------------------
@@ -195,10 +181,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.line(f"FAILED {scenario}: {problem}")
 
 
+def assert_race_passed(races: Any, scenario: Any, race_repeat: int, result: Any) -> None:
+    """A race of a system whose race module is `races` passed, judged by that module's `INVARIANTS` and `PROMISE`
+    (`assert_contest_passed`)."""
+    assert_contest_passed(scenario, race_repeat, result, invariants=races.INVARIANTS, promise=races.PROMISE)
+
+
 def assert_contest_passed(scenario: Any, race_repeat: int, result: Any, *, invariants: str, promise: str) -> None:
-    """A lantern or gateway race's result passed: decided and linearizable, its `invariants` and harness checks
-    kept, its `promise` (`scenario.promise_text`) kept, enough callers definite. One message names every
-    failure, a contract finding before contention."""
+    """A race's result passed: decided and linearizable, its `invariants` and harness checks kept, its `promise`
+    (`scenario.promise_text`) kept, enough callers definite. One message names every failure, a contract finding
+    before contention."""
     where = f"history saved to {result.counterexample}" if result.counterexample else "no history saved"
     failures = []
     if result.verdict == "unknown":  # an undecided history is not a pass

@@ -37,6 +37,7 @@ from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
 from fencecheck.contest_results import ScenarioResult, execute_contest
 from fencecheck.firestore_io import typed
 from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.wire.mix import FaultMix
 from model.gateway import SETTLEMENT_WINDOW_MS, ms_time
 from tests.unit.gateway_builders import (
     CHANGED_INPUT,
@@ -99,8 +100,10 @@ class GatewayScenario:
         return contest
 
     def execute(self, db: Any, *, implementation: Any, repeat: int, artifacts_dir: Path | None,
-                counterexamples_dir: Path, emulator: Any, project_id: str) -> tuple[ScenarioResult, ContestRun]:
-        """Race this scenario against `implementation` and judge it: checker, G-INV-1..12 and the promise."""
+                counterexamples_dir: Path, emulator: Any, project_id: str,
+                wire_mix: FaultMix | None = None) -> tuple[ScenarioResult, ContestRun]:
+        """Race this scenario against `implementation` and judge it: checker, G-INV-1..12 and the promise. Under
+        `wire_mix` every racer's calls go through its own faulted wire lane, as the other systems' do."""
         return execute_contest(
             db,
             self.contest(),
@@ -112,6 +115,7 @@ class GatewayScenario:
             counterexamples_dir=counterexamples_dir,
             emulator=emulator,
             project_id=project_id,
+            wire_mix=wire_mix,
         )
 
 
@@ -594,6 +598,11 @@ SCENARIOS: tuple[GatewayScenario, ...] = (
 )
 
 BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
+
+# What a race is judged by besides the checker, as its failure messages name them (race_tests/conftest.py
+# `assert_race_passed`): G-INV-1..12 on the stored documents and across the race, and the contract's promise.
+INVARIANTS = "G-INV-1..12"
+PROMISE = "the contract's promise"
 
 # The concurrent variants of the catalogue (known_bad/gateway/variants.py), each with the scenario that must catch
 # it: race_tests/test_race_known_bad.py runs them (SuiteParts.races names this module). Plain reads and blind

@@ -373,6 +373,11 @@ SCENARIOS: tuple[LanternScenario, ...] = (
 
 BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
 
+# What a race is judged by besides the checker, as its failure messages name them (race_tests/conftest.py
+# `assert_race_passed`).
+INVARIANTS = "INV-1..5"
+PROMISE = "the seed's promise"
+
 
 def _catches() -> dict[str, str]:
     from known_bad.lantern import VARIANTS  # the catalogue is test material, as these scenarios are

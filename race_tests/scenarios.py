@@ -152,6 +152,13 @@ class Scenario:
     def contest(self, ids: Ids) -> Contest:
         return self.plan(ids).contest()
 
+    def execute(self, db: Any, *, implementation: ReferenceAPI, repeat: int, artifacts_dir: Path | None,
+                counterexamples_dir: Path, emulator: Any, project_id: str,
+                wire_mix: FaultMix | None = None) -> tuple[ScenarioResult, ContestRun]:
+        """The race scenarios' interface (docs/suites.md): `execute` below, fresh ids, `implementation` raced."""
+        return execute(db, self, repeat=repeat, artifacts_dir=artifacts_dir, counterexamples_dir=counterexamples_dir,
+                       emulator=emulator, project_id=project_id, system=implementation, wire_mix=wire_mix)
+
 
 def execute(
     db: Any,
@@ -714,3 +721,8 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}
+
+# What a race is judged by besides the checker, as its failure messages name them (race_tests/conftest.py
+# `assert_race_passed`): the journal plug-in's structural invariants and each scenario's seed promise.
+INVARIANTS = "structural invariants"
+PROMISE = "the seed's promise"

@@ -1,5 +1,7 @@
 """Every registered system has race scenarios (the module its plug-in's `SuiteParts.races` names), and they are
-well formed: a non-empty `SCENARIOS`, `BY_NAME` by their names, each of this system.
+well formed, by the interface race_tests/test_race_reference.py runs (docs/suites.md, "Race scenarios"): a non-empty
+`SCENARIOS`, `BY_NAME` by their names, the texts `INVARIANTS` and `PROMISE` its failure messages name, and each
+scenario with a `name`, a `promise_text` and an `execute`.
 
 Why a failing test per system, not a warning or a skip: a system without race scenarios would run no race at all
 and the run would stay green. A warning scrolls past in a green run and the gate's evidence counts test outcomes
@@ -25,3 +27,12 @@ def test_every_registered_system_has_race_scenarios(name):
     assert scenarios, f"{races.__name__} defines no SCENARIOS: {name} would race nothing"
     assert getattr(races, "BY_NAME", None) == {s.name: s for s in scenarios}, (
         f"{races.__name__}.BY_NAME must name every scenario of SCENARIOS by its name")
+    for constant in ("INVARIANTS", "PROMISE"):  # named in every failure message of its races
+        text = getattr(races, constant, None)
+        assert isinstance(text, str) and text, f"{races.__name__} defines no {constant} text (docs/suites.md)"
+    for scenario in scenarios:
+        assert callable(getattr(scenario, "execute", None)), (
+            f"{races.__name__}: scenario {scenario.name} has no execute(db, *, implementation, repeat, "
+            f"artifacts_dir, counterexamples_dir, emulator, project_id, wire_mix)")
+        assert isinstance(getattr(scenario, "promise_text", None), str), (
+            f"{races.__name__}: scenario {scenario.name} has no promise_text")
