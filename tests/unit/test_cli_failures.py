@@ -19,7 +19,7 @@ from tests.unit.report_support import fixture_run
 ROOT = Path("/work/project")
 
 RACE_JUNIT = """<testsuites><testsuite>
-<testcase classname="race_tests.test_races" name="test_race[preseeded_next_audit-r0]" time="2.0">
+<testcase classname="race_tests.test_race_reference" name="test_race[r0-journal-preseeded_next_audit]" time="2.0">
 <failure message="AssertionError: preseeded_next_audit: the history is not linearizable">scenario = x
 E       AssertionError: preseeded_next_audit: the history is not linearizable (history saved to \
 /work/project/counterexamples/race-preseeded_next_audit-98597bd041.json)
@@ -28,8 +28,8 @@ E         command key f7e962fa is not linearizable.
 E         Longest linearizable prefix (2 calls):
 E       assert 'illegal' == 'ok'
 </failure></testcase>
-<testcase classname="race_tests.test_races" name="test_race[identical_registrations-r0]" time="1.0"/>
-<testcase classname="race_tests.test_races" name="test_race[expired_takeover-r0]" time="1.0">
+<testcase classname="race_tests.test_race_reference" name="test_race[r0-journal-identical_registrations]" time="1.0"/>
+<testcase classname="race_tests.test_race_reference" name="test_race[r0-journal-expired_takeover]" time="1.0">
 <error message="failed on setup with &quot;Failed: EmulatorStartError: no emulator&quot;">EmulatorStartError: no \
 emulator</error></testcase>
 </testsuite></testsuites>
@@ -39,8 +39,8 @@ emulator</error></testcase>
 def test_race_failure_names_scenario_verdict_and_the_saved_history():
     found = failures.from_junit(RACE_JUNIT, "races", ROOT)
     assert [f.test for f in found] == [
-        "race_tests.test_races::test_race[preseeded_next_audit-r0]",
-        "race_tests.test_races::test_race[expired_takeover-r0]",
+        "race_tests.test_race_reference::test_race[r0-journal-preseeded_next_audit]",
+        "race_tests.test_race_reference::test_race[r0-journal-expired_takeover]",
     ]
     race, error = found
     assert race.summary == (

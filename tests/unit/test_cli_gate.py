@@ -150,18 +150,18 @@ def test_the_deselection_leaves_one_system_and_no_catalogue():
 
     nodes = {system: _collected("--only-system", system, "--without-catalogues") for system in SYSTEM_NAMES}
     files = {system: {node.split("::")[0] for node in found} for system, found in nodes.items()}
-    races = {"journal": "race_tests/test_races.py", "lantern": "race_tests/test_lantern_races.py",
-             "gateway": "race_tests/test_gateway_races.py"}
     for system in SYSTEM_NAMES:
         machine = module_file(plugin(system).suites.machine).relative_to(PROJECT_ROOT).as_posix()
-        assert {machine, races[system]} <= files[system], files[system]
+        assert {machine, "race_tests/test_race_reference.py"} <= files[system], files[system]
         # the shared suites' tests are parametrized over the systems, the system in each id
         assert (f"parallel_tests/test_parallel_reference.py::test_reference_is_linearizable_under_parallel_programs"
                 f"[{system}]") in nodes[system], nodes[system]
+        assert any(node.startswith(f"race_tests/test_race_reference.py::test_race[r0-{system}-")
+                   for node in nodes[system]), nodes[system]
         for other in set(SYSTEM_NAMES) - {system}:
-            assert not any(f"[{other}" in node for node in nodes[system]), (other, nodes[system])
+            assert not any(f"[{other}" in node or f"[r0-{other}-" in node for node in nodes[system]), (
+                other, nodes[system])
             assert not any(other in path for path in files[system]), files[system]
-    assert not any(path.endswith("/test_races.py") for system in ("lantern", "gateway") for path in files[system])
     # no catalogue is left: every known-bad test module of these suites is marked as one
     assert not any("known_bad" in path for paths in files.values() for path in paths), files
 
@@ -423,7 +423,7 @@ E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: r
 E             the implementation raised NameError: name 'run_transactoin' is not defined
 E           model state after the step (as the model predicts it):
 </failure></testcase>
-<testcase classname="race_tests.test_races" name="test_race[expired_takeover]" time="1.0">
+<testcase classname="race_tests.test_race_reference" name="test_race[r0-journal-expired_takeover]" time="1.0">
 <failure message="NameError: name 'scenario_plan' is not defined">def test_race():
 &gt;       raise self._mismatch(op, [f"the implementation raised {type(error).__name__}: {error}"])
 E       NameError: name 'scenario_plan' is not defined

@@ -200,7 +200,8 @@ def test_collect_reads_every_section_of_the_fixture(tmp_path):
     run = fixture_run(tmp_path)
     assert [s.name for s in run.suites] == ["unit", "rules", "emulator", "stateful", "races", "parallel"]
     assert [s.status for s in run.suites] == ["passed", "passed", "passed", "passed", "failed", NOT_RUN]
-    assert run.suites[-2].failing == ("race_tests.test_races::test_race[distinct_holder_first_acquire-r1]",)
+    assert run.suites[-2].failing == (
+        "race_tests.test_race_reference::test_race[r1-journal-distinct_holder_first_acquire]",)
     assert [c.system for c in run.coverage.systems] == ["journal", "lantern"]
     assert [r.id for r in run.coverage.of("lantern").rows] == [t.id for t in LANTERN_TRANSITIONS]
     assert not run.coverage.of("lantern").unexercised_reachable
