@@ -1,4 +1,5 @@
-"""A few parallel programs of each system, always under the wire's seeded fault mix (issue 15, point 3):
+"""A few parallel programs of each registered system with parallel programs (parametrized over them, ids naming
+the system), always under the wire's seeded fault mix (issue 15, point 3):
 every branch call goes through its branch's fault proxy (`fencecheck.wire.lanes`) under a plan the mix draws
 per program and repetition (`fencecheck.wire.mix`). The property is the reference runs' (every repetition
 linearizable, the structural checks), with an allowance for contention (`assert_judged`); the budget is small,
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 
+import attrs
 import pytest
 
 from fencecheck.errors import CheckFailed
@@ -23,13 +25,23 @@ from fencecheck.problems import contention
 from fencecheck.pytest_plugin import wire_mix
 from fencecheck.systems import configured_implementation
 from fencecheck.wire.mix import DEFAULT_SEED, FaultMix
-from parallel_tests.conftest import counterexamples_dir
+from parallel_tests.conftest import budget_of, counterexamples_dir, parallel_systems
 from parallel_tests.test_parallel_reference import assert_failed_cases, wire_note, write_wire_faults
 
-JOURNAL_BUDGET = Budget(examples=3, known_bad_examples=0, shrink_seconds=10, minimize_seconds=10, max_branches=3,
-                        max_concurrent_ops=5)
-LANTERN_BUDGET = Budget(examples=1, known_bad_examples=0, shrink_seconds=10, minimize_seconds=10, max_branches=3,
-                        max_concurrent_ops=4)
+# Each system's budget is its parallel programs' own ci budget (`ParallelSpec.budgets`, conftest.py `budget_of`),
+# whatever the profile: their shapes (branches, racing calls), a third of their programs and at most 10 s per
+# shrinking stage, for CI's sake (journal 3 programs, lantern 1, gateway 1), no known-bad runs.
+PROGRAMS_DIVISOR = 3
+SHRINK_SECONDS = 10
+
+
+def wire_budget(system_plugin) -> Budget:
+    ci = budget_of(system_plugin, "ci")
+    return attrs.evolve(ci, examples=max(1, ci.examples // PROGRAMS_DIVISOR), known_bad_examples=0,
+                        shrink_seconds=min(ci.shrink_seconds, SHRINK_SECONDS),
+                        minimize_seconds=min(ci.minimize_seconds, SHRINK_SECONDS))
+
+
 REPEAT = 3
 
 
@@ -53,9 +65,15 @@ def assert_judged(outcome) -> None:
     assert outcome.contested_examples == outcome.examples, "every generated program must contest a key"
 
 
-def _run(name, budget, projects, request):
+# Each system's test is marked with it: --only-system <another> deselects it (fencecheck.pytest_plugin).
+SYSTEMS = [pytest.param(name, marks=pytest.mark.system(name), id=name) for name in parallel_systems()]
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_parallel_programs_under_wire_faults(name, projects, request):
     config = request.config
     system_plugin = plugin(name)
+    budget = wire_budget(system_plugin)
     outcome = run_property(projects, plugin=system_plugin, system=configured_implementation(system_plugin),
                            repeat=REPEAT, budget=budget, run_settings=parallel_settings(budget=budget),
                            counterexamples=counterexamples_dir(config),
@@ -65,13 +83,3 @@ def _run(name, budget, projects, request):
     write_wire_faults(config, outcome, f"{name}-wire-faults", name)
     assert_judged(outcome)
     assert outcome.wire_seed is not None and outcome.wire_faults, "the fault mix faulted nothing"
-
-
-@pytest.mark.system("journal")
-def test_journal_parallel_programs_under_wire_faults(projects, request):
-    _run("journal", JOURNAL_BUDGET, projects, request)
-
-
-@pytest.mark.system("lantern")
-def test_lantern_parallel_programs_under_wire_faults(projects, request):
-    _run("lantern", LANTERN_BUDGET, projects, request)
