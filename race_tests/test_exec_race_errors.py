@@ -14,19 +14,12 @@ import pytest
 
 from fencecheck.contest import Ids
 from race_tests.race_known_bad import judge_variant
-from race_tests.scenarios import BY_NAME, execute
+from race_tests.scenarios import BY_NAME
 from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
 
 pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 
 SCENARIO = BY_NAME["identical_registrations"]
-
-
-class ExecScenario:
-    """The journal scenario with the `execute` the runner calls (the lantern's and the gateway's scenarios have it)."""
-
-    def execute(self, db: Any, *, implementation: Any, **options: Any) -> Any:
-        return execute(db, SCENARIO, system=implementation, **options)
 
 
 @pytest.mark.parametrize("how", sorted(MISBEHAVIOURS))
@@ -35,7 +28,7 @@ def test_an_exec_implementation_that_crashes_hangs_or_breaks_the_protocol_is_no_
 ) -> None:
     assert SCENARIO.contest(Ids(1)).setup == ()  # the racers make the implementation's first calls
     with misbehaving_journal(how) as system:
-        judged = judge_variant(ExecScenario(), system, reference=None, db=firestore_db, emulator=emulator,
+        judged = judge_variant(SCENARIO, system, reference=None, db=firestore_db, emulator=emulator,
                                project_id=project_id, counterexamples=tmp_path)
     assert judged.verdict.status == VERDICTS[MISBEHAVIOURS[how]], judged.verdict
     assert "ImplementationFailure" in judged.verdict.reason and len(judged.runs) == 1, judged.verdict
