@@ -207,7 +207,8 @@ def test_each_plugin_names_the_specs_that_are_its_own():
 def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
     from fencecheck import systems
 
-    claiming = attrs.evolve(LANTERN, spec_prefixes=("acme.lantern:",))
+    claiming = attrs.evolve(LANTERN, implementations=attrs.evolve(LANTERN.implementations,
+                                                              spec_prefixes=("acme.lantern:",)))
     monkeypatch.setattr(systems, "plugin_named", lambda name: claiming if name == "lantern" else plugin(name))
     assert systems.system_of_spec("acme.lantern:v2") == "lantern"
     assert systems.system_of_spec("known_bad.lantern:x") == "journal"  # no longer claimed: the default's
