@@ -190,7 +190,7 @@ class Implementations:
     read_set: Callable[[str, Collection[str]], Iterable[str]] | None = None
     # (db, key, docs, *, current) -> store exactly `docs` for one partition (a fault's damage, a test's start).
     # None: read `read_set(key, docs)` (or the whole project without one) unless `current` is given, and make it
-    # exactly `docs` (fencecheck.firestore_io.replace_documents).
+    # exactly `docs` (fencecheck.firestore_io.write_partition, which the lockstep applies).
     write_partition: Callable[..., None] | None = None
     clock_of: Callable[[Any], datetime | None] = lambda _op: None  # the clock reading a call is handed (None: none)
     # The contract error code, None for anything else (default: the error's `code` when it is a str, so an
@@ -340,19 +340,6 @@ class SystemPlugin:
 
     def ops_from_json(self, history: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
         return self.codec.decode(history, raw, system=self.name)
-
-    def write_partition(self, db: Any, key: str, docs: Mapping[str, Mapping[str, Any]], *,
-                        current: Mapping[str, Any] | None = None) -> None:
-        own = self.implementations.write_partition
-        if own is not None:
-            own(db, key, docs, current=current)
-            return
-        from .firestore_io import read_paths, read_project, replace_documents  # the Firestore client, only here
-
-        if current is None:
-            read_set = self.implementations.read_set
-            current = read_project(db) if read_set is None else read_paths(db, read_set(key, docs.keys()))
-        replace_documents(db, current, docs)
 
     def owns_spec(self, spec: str) -> bool:
         return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)

@@ -71,7 +71,9 @@ def test_a_system_is_added_by_one_registry_line(monkeypatch):
 def test_a_registered_system_without_suite_parts_is_reported_missing_by_each_suite(monkeypatch):
     from fencecheck import suite_parts
 
-    bare = attrs.evolve(JOURNAL, name="bare", suites=SuiteParts(), parallel=None)
+    # No browser boundary of its own: the rules probe, imported by the suites below, refuses two systems' targets
+    # of one name, and a copy of the journal's would be that.
+    bare = attrs.evolve(JOURNAL, name="bare", suites=SuiteParts(), parallel=None, browser_denied=BrowserBoundary())
     monkeypatch.setattr(sys.modules[__name__], "BARE", bare, raising=False)
     monkeypatch.setitem(plugins.REGISTRY, "bare", f"{__name__}:BARE")
     assert "bare" in suite_parts.SYSTEM_NAMES  # the registry's live view: a system registered later is in it
