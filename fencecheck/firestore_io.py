@@ -175,3 +175,18 @@ def replace_documents(db: Any, current: Mapping[str, Stored], docs: Mapping[str,
             changes += 1
     if changes:
         batch.commit()
+
+
+def write_partition(implementations: Any, db: Any, key: str, docs: Mapping[str, Mapping[str, Any]], *,
+                    current: Mapping[str, Stored] | None = None) -> None:
+    """Store exactly `docs` for one partition through a plug-in's Implementations record: its own
+    `write_partition` when it has one, otherwise read what is there (`read_set`, or the whole project without
+    one) unless `current` was read already, and replace it."""
+    own = implementations.write_partition
+    if own is not None:
+        own(db, key, docs, current=current)
+        return
+    if current is None:
+        read_set = implementations.read_set
+        current = read_project(db) if read_set is None else read_paths(db, read_set(key, docs.keys()))
+    replace_documents(db, current, docs)

@@ -52,7 +52,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from fencecheck.errors import CheckFailed, UsageError
-from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed
+from fencecheck.firestore_io import CommitFailureClient, Stored, read_paths, read_project, typed, write_partition
 from fencecheck.plugin import SystemPlugin
 from fencecheck.plugins import UNNAMED_SYSTEM
 from fencecheck.plugins import plugin as plugin_named
@@ -169,7 +169,7 @@ class Lockstep:
         if fault:
             observed: Observed = None
             if result.wrote:
-                plugin.write_partition(self.db, h, plugin.documents_of(new_state, h), current=current)
+                write_partition(plugin.implementations, self.db, h, plugin.documents_of(new_state, h), current=current)
         else:
             clock = OnceClock(now)
             try:

@@ -113,86 +113,171 @@ def load_part(where: str) -> Any:
     return getattr(module, attribute) if attribute else module
 
 
-@attrs.frozen(kw_only=True)  # by keyword only: defaults sit beside the fields they belong with
-class SystemPlugin:
-    """One system: its model, its partitions, its implementations and how its operations are written down."""
+def _describe_repr(value: Any, *, epoch: Any = None) -> str:
+    return repr(value)
 
-    name: str  # "journal", "lantern": file names, report sections and $FENCECHECK_SYSTEM prefixes use it
 
-    # --- the model (pure) ------------------------------------------------------------------------------
+def _never(_value: Any) -> bool:
+    return False
+
+
+def _no_problems(*_args: Any) -> list[str]:
+    return []
+
+
+@attrs.frozen(kw_only=True)
+class Model:
+    """The pure model: a state, a step, the transition table it fires rows of, and the documents a state stores."""
+
     initial_state: Callable[[], Any]
     step: Callable[[Any, Any], tuple[Any, ModelResult]]
-    describe_op: Callable[..., str]  # (op, *, epoch=None) -> one line
-    describe_state: Callable[..., str]  # (state, *, epoch=None) -> lines
     transitions: Sequence[TransitionRow]
-
-    # --- partitions --------------------------------------------------------------------------------------
-    partition_of: Callable[[Any], str]  # the partition an operation touches
-    partition_noun: str = "partition"  # what a partition is called in explanations: "command key", "project"
-    partitions_of_state: Callable[[Any], Iterable[str]]  # the partitions a state holds anything in
-    partition_of_path: Callable[[str], str | None]  # None: the path belongs to no partition (a stray write)
-    restrict: Callable[[Any, str], Any]  # the state of one partition, alone
-    merge: Callable[[Any, Any, str], Any]  # (whole, part, key): `whole` with partition `key` taken from `part`
-    documents_of: Callable[[Any, str], Documents]  # the exact stored documents of one partition
-    # An object that is the same (`is`) in two states exactly when the partition's documents cannot differ:
-    # the lockstep recomputes a partition's expected documents only when it changes.
-    partition_version: Callable[[Any, str], Any]
-
-    # --- the stored documents ----------------------------------------------------------------------------
-    # (state, what was read back by path (each with `.data`), partitions) -> problems beyond an exact
-    # document match (the journal's audit chain); called only when the documents matched.
-    # (default: none)
-    stored_problems: Callable[[Any, Mapping[str, Any], Iterable[str]], list[str]] = (
-        lambda _state, _stored, _partitions: [])
-    write_partition: Callable[..., None]  # (db, key, docs, *, current) -> store exactly `docs` for one partition
-    # (key, paths known there) -> the paths a step on that partition can write; None: read back the whole project.
-    read_set: Callable[[str, Collection[str]], Iterable[str]] | None = None
-
-    # --- operations ----------------------------------------------------------------------------------------
-    is_fault: Callable[[Any], bool] = lambda _op: False  # a harness-side rewrite of stored documents, not a call
-    commit_fails: Callable[[Any], bool] = lambda _op: False  # the call runs on a client whose commits are rejected
-    clock_of: Callable[[Any], datetime | None]  # the clock reading the call is handed (None: it reads none)
-
-    # --- implementations ---------------------------------------------------------------------------------
-    reference: Any  # the reference implementation
-    resolve: Callable[[str | None], Any]  # an implementation by spec ("" or None: the reference)
-    invoke: Callable[..., Any]  # (impl, db, op, clock, log=None) -> the output object, or raises
-    # The contract error code, None for anything else (default: the error's `code` when it is a str, so an
-    # implementation's error answers by its `.code`; a code the model does not predict is a mismatch).
-    error_code: Callable[[Any, BaseException], str | None] = lambda _impl, error: code_attribute(error)
-    unavailable_code: str  # the answer that means "may or may not have applied"
-    spec_of: Callable[[Any], str | None]  # how an implementation is spelled (counterexamples, reports)
-
-    # --- histories ---------------------------------------------------------------------------------------
-    ops_to_json: Callable[[Sequence[Any]], tuple[dict[str, Any], list[Any]]]  # -> (header, one entry per op)
-    ops_from_json: Callable[[Mapping[str, Any], Sequence[Any]], list[Any]]  # (whole history JSON, entries)
-    history_header_keys: tuple[str, ...] = ()  # the top-level keys `ops_to_json`'s header adds to a history
-
+    documents: Callable[[Any, str], Documents]  # (state, partition) -> the exact stored documents of one partition
+    describe_op: Callable[..., str] = _describe_repr  # (op, *, epoch=None) -> one line
+    describe_state: Callable[..., str] = _describe_repr  # (state, *, epoch=None) -> lines
     # (model result, observed) -> the implementation answered what the model predicts (the lockstep's test;
     # the checker uses the result's own `matches`)
     answer_matches: Callable[[Any, Observed], bool] = lambda result, observed: exact_answer_matches(result, observed)
     # Whether the checker may place a definite read-only call of this operation greedily (see
     # fencecheck.linearizability): sound only when a call that matches read-only in a state also leaves every
     # later state unchanged wherever it matches there.
-    commutes_when_read_only: Callable[[Any], bool] = lambda _op: False
-    # The call runs through the wire proxy, which loses its first Commit's answer after the emulator applied it
-    # (fencecheck/wire/lockstep.py): the answer may be the model's or the unavailable code, and the stored
-    # documents say whether it applied.
-    response_lost: Callable[[Any], bool] = lambda _op: False
+    commutes_when_read_only: Callable[[Any], bool] = _never
+    # (state, what was read back by path (each with `.data`), partitions) -> problems beyond an exact
+    # document match (the journal's audit chain); called only when the documents matched.
+    stored_problems: Callable[[Any, Mapping[str, Any], Iterable[str]], list[str]] = _no_problems
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
-    # --- parallel programs (fencecheck.parallel) ----------------------------------------------------------
-    # () -> the system's `fencecheck.parallel.ParallelSpec` (its strategy of contested calls and its checks of a
-    # race), imported on first use: only the parallel engine needs Hypothesis strategies. None: the system has
-    # no parallel programs yet.
-    parallel: Callable[[], Any] | None = None
+
+
+# The one partition of a system whose operations span the whole project (the default `Partitions`).
+PROJECT = "project"
+
+
+@attrs.frozen(kw_only=True)
+class Partitions:
+    """How the stored state splits into parts no operation reaches across. The default is one partition, the
+    whole project: every operation, state and path belongs to `PROJECT` and a partition's state is the state."""
+
+    partition_of: Callable[[Any], str] = lambda _op: PROJECT  # the partition an operation touches
+    partition_noun: str = "project"  # what a partition is called in explanations: "command key", "project"
+    partitions_of_state: Callable[[Any], Iterable[str]] = lambda _state: (PROJECT,)  # the partitions it holds
+    # None: the path belongs to no partition (a stray write)
+    partition_of_path: Callable[[str], str | None] = lambda _path: PROJECT
+    restrict: Callable[[Any, str], Any] = lambda state, _key: state  # the state of one partition, alone
+    # (whole, part, key): `whole` with partition `key` taken from `part`
+    merge: Callable[[Any, Any, str], Any] = lambda _whole, part, _key: part
+    # An object that is the same (`is`) in two states exactly when the partition's documents cannot differ:
+    # the lockstep recomputes a partition's expected documents only when it changes.
+    partition_version: Callable[[Any, str], Any] = lambda state, _key: state
+
+
+def _spec_name(impl: Any) -> str | None:
+    name = getattr(impl, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _no_impl(_impl: Any) -> str | None:
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class Implementations:
+    """The implementations under test: how one is found by spec, called, told apart and written to."""
+
+    resolve: Callable[[str | None], Any]  # an implementation by spec ("" or None: the reference)
+    invoke: Callable[..., Any]  # (impl, db, op, clock, log=None) -> the output object, or raises
+    unavailable_code: str  # the answer that means "may or may not have applied"
+    # (key, paths known there) -> the paths a step on that partition can write; None: read back the whole project.
+    read_set: Callable[[str, Collection[str]], Iterable[str]] | None = None
+    # (db, key, docs, *, current) -> store exactly `docs` for one partition (a fault's damage, a test's start).
+    # None: read `read_set(key, docs)` (or the whole project without one) unless `current` is given, and make it
+    # exactly `docs` (fencecheck.firestore_io.write_partition, which the lockstep applies).
+    write_partition: Callable[..., None] | None = None
+    clock_of: Callable[[Any], datetime | None] = lambda _op: None  # the clock reading a call is handed (None: none)
+    # The contract error code, None for anything else (default: the error's `code` when it is a str, so an
+    # implementation's error answers by its `.code`; a code the model does not predict is a mismatch).
+    error_code: Callable[[Any, BaseException], str | None] = lambda _impl, error: code_attribute(error)
+    # How an implementation is spelled (counterexamples, reports); default: its `name` when that is a str.
+    spec_of: Callable[[Any], str | None] = _spec_name
     # How output names an implementation of this system ("the lantern reference", its spec); None: not one
     # of this system's (fencecheck.systems.describe_system asks every plug-in).
-    describe_impl: Callable[[Any], str | None] = lambda _impl: None
+    describe_impl: Callable[[Any], str | None] = _no_impl
     # The implementation specs that are this system's ($FENCECHECK_SYSTEM, `gate --known-bad`, counterexample
     # files): a spec is its own when it equals one of these or, for one ending in ":", starts with it
     # (`owns_spec`, asked by fencecheck.systems.system_of_spec). A spec no plug-in owns is the journal's (any
     # importable module with the four journal functions).
     spec_prefixes: tuple[str, ...] = ()
+    is_fault: Callable[[Any], bool] = _never  # a harness-side rewrite of stored documents, not a call
+    commit_fails: Callable[[Any], bool] = _never  # the call runs on a client whose commits are rejected
+    # The call runs through the wire proxy, which loses its first Commit's answer after the emulator applied it
+    # (fencecheck/wire/lockstep.py): the answer may be the model's or the unavailable code, and the stored
+    # documents say whether it applied.
+    response_lost: Callable[[Any], bool] = _never
+
+
+@attrs.frozen(kw_only=True)
+class Codec:
+    """How a history writes its operations down (docs/history-format.md). Either `operations` (type name ->
+    attrs operation class: each operation is `{"type": name, <its attrs fields>}`, no header) or both
+    `ops_to_json` and `ops_from_json` (a system with a history format of its own)."""
+
+    operations: Mapping[str, type] = attrs.field(factory=dict)
+    ops_to_json: Callable[[Sequence[Any]], tuple[dict[str, Any], list[Any]]] | None = None  # -> (header, entries)
+    ops_from_json: Callable[[Mapping[str, Any], Sequence[Any]], list[Any]] | None = None  # (history JSON, entries)
+    history_header_keys: tuple[str, ...] = ()  # the top-level keys `ops_to_json`'s header adds to a history
+
+    def encode(self, ops: Sequence[Any], *, system: str = "the system's") -> tuple[dict[str, Any], list[Any]]:
+        if self.ops_to_json is not None:
+            return self.ops_to_json(ops)
+        names = {cls: name for name, cls in self.operations.items()}
+        entries = []
+        for op in ops:
+            if type(op) not in names:
+                raise TypeError(f"not a {system} operation: {type(op).__name__}")
+            entries.append({"type": names[type(op)], **attrs.asdict(op)})
+        return {}, entries  # no header: every operation spells itself
+
+    def decode(self, history: Mapping[str, Any], raw: Sequence[Any], *, system: str = "the system's") -> list[Any]:
+        if self.ops_from_json is not None:
+            return self.ops_from_json(history, raw)
+        return [self._op_from_json(item, system) for item in raw]
+
+    def _op_from_json(self, data: object, system: str) -> Any:
+        if not isinstance(data, dict) or data.get("type") not in self.operations:
+            raise ValueError(f"a {system} operation is an object whose type is one of {sorted(self.operations)}")
+        cls = self.operations[data["type"]]
+        names = [field.name for field in attrs.fields(cls)]
+        if sorted(data) != sorted(["type", *names]):
+            raise ValueError(f"a {data['type']} operation has exactly the keys {['type', *names]}")
+        return cls(**{name: data[name] for name in names})
+
+
+# The fields of each record that SystemPlugin hands on as its own (read-only) attributes, so the core reads
+# `plugin.step` whatever record holds it; `documents_of` is the model's `documents`.
+_DELEGATED = {
+    "model": [f.name for f in attrs.fields(Model)],
+    "partitions": [f.name for f in attrs.fields(Partitions)],
+    "implementations": [f.name for f in attrs.fields(Implementations)],
+    "codec": ["history_header_keys"],
+}
+_RENAMED = {"documents_of": ("model", "documents")}
+
+
+@attrs.frozen(kw_only=True)  # by keyword only: each record is named where it is given
+class SystemPlugin:
+    """One system: its model, its partitions, its implementations and how its operations are written down,
+    each a record (`Model`, `Partitions`, `Implementations`, `Codec`), plus what only some systems have."""
+
+    name: str  # "journal", "lantern": file names, report sections and $FENCECHECK_SYSTEM prefixes use it
+    model: Model
+    implementations: Implementations
+    codec: Codec
+    partitions: Partitions = Partitions()  # default: the whole project is one partition
+
+    # --- extensions: what only some systems have ----------------------------------------------------------
+    # () -> the system's `fencecheck.parallel.ParallelSpec` (its strategy of contested calls and its checks of a
+    # race), imported on first use: only the parallel engine needs Hypothesis strategies. None: the system has
+    # no parallel programs yet.
+    parallel: Callable[[], Any] | None = None
     # Its documents and collection groups a browser client must be denied; empty: the system has no browser
     # boundary of its own (the default-deny of firestore.rules covers it, and the probe does not ask).
     browser_denied: BrowserBoundary = BrowserBoundary()
@@ -202,7 +287,6 @@ class SystemPlugin:
     # Its parts of the shared suites (its machine, race scenarios, known-bad runs); empty: it has none, which each
     # suite reports as a failing test (`SuiteParts`).
     suites: SuiteParts = SuiteParts()
-
     # --- counterexample files (fencecheck.counterexamples) -------------------------------------------------
     # (the operations) -> the names of model classes a file must import beyond those it spells itself (every
     # attrs class and enum the operations and hoisted values hold is found by fencecheck.counterexamples),
@@ -214,6 +298,7 @@ class SystemPlugin:
     # its SYSTEM line or None, the replay call). None: the generic form, `SYSTEM = <NAME>.resolve(spec)` and
     # `replay(firestore_db, OPS, plugin=<NAME>, system=SYSTEM)`.
     counterexample_system: Callable[[str | None], tuple[list[str], str | None, str]] | None = None
+    # --- contests (fencecheck.contest) ---------------------------------------------------------------------
     # (model state after a contest's setup, the whole project read back after the setup and at the end (path
     # -> a document with `.data` and `.update_time`), the `fencecheck.contest.Contest`) -> what must hold of
     # the stored documents whatever order the calls took, beyond what the checker sees (the journal's audit
@@ -233,7 +318,28 @@ class SystemPlugin:
         problems = definition_problems(self)
         if problems:
             raise PluginDefinitionError(f"SystemPlugin {self.name!r}: " + "; ".join(problems) + ". See "
-                                        "docs/plugins.md for what each field must be.")
+                                        "docs/writing-a-plugin.md for what each field must be.")
+
+    def __getattr__(self, attribute: str) -> Any:
+        # Only reached for a name that is not a field: a record's field, read through (see _DELEGATED).
+        if attribute in _RENAMED:
+            record, field = _RENAMED[attribute]
+            return getattr(object.__getattribute__(self, record), field)
+        for record, names in _DELEGATED.items():
+            if attribute in names:
+                return getattr(object.__getattribute__(self, record), attribute)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r}")
+
+    @property
+    def reference(self) -> Any:
+        """The reference implementation: what `resolve` answers for no spec."""
+        return self.implementations.resolve(None)
+
+    def ops_to_json(self, ops: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
+        return self.codec.encode(ops, system=self.name)
+
+    def ops_from_json(self, history: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
+        return self.codec.decode(history, raw, system=self.name)
 
     def owns_spec(self, spec: str) -> bool:
         return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)
@@ -259,39 +365,82 @@ NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]*")
 CORE_HISTORY_KEYS = frozenset({"format", "system", "calls", "finalDocuments"})
 
 
+RECORDS = {"model": Model, "partitions": Partitions, "implementations": Implementations, "codec": Codec}
+
+
+def _callable_problems(where: str, record: Any) -> list[str]:
+    problems = []
+    for field in attrs.fields(type(record)):
+        value = getattr(record, field.name)
+        optional = "None" in str(field.type)
+        if "Callable" in str(field.type) and not callable(value) and not (optional and value is None):
+            problems.append(f"{where}{field.name}: expected a callable{' or None' if optional else ''}, got "
+                            f"{type(value).__name__}")
+    return problems
+
+
 def definition_problems(plugin: SystemPlugin) -> list[str]:
-    """What `plugin`'s fields break of the interface, each naming the field (empty: none). Only what can be
-    told without running the model: that a callable is callable, a name a name, the transition table a table;
-    what a step answers is the conformance test's (tests/unit/test_plugin_conformance.py)."""
+    """What `plugin`'s fields break of the interface, each naming the field as `record.field` (empty: none).
+    Only what can be told without running the model: that a record is its record, a callable callable, a name a
+    name, the transition table a table; what a step answers is the conformance test's
+    (tests/unit/test_plugin_conformance.py)."""
     problems = []
     if not isinstance(plugin.name, str) or not NAME_PATTERN.fullmatch(plugin.name):
         problems.append(f"name: expected lowercase letters, digits, _ and -, not starting with _ or -, got "
                         f"{plugin.name!r}")
-    for field in attrs.fields(type(plugin)):
-        value = getattr(plugin, field.name)
-        optional = "None" in str(field.type)
-        if "Callable" in str(field.type) and not callable(value) and not (optional and value is None):
-            problems.append(f"{field.name}: expected a callable{' or None' if optional else ''}, got "
-                            f"{type(value).__name__}")
-    for field_name in ("partition_noun", "unavailable_code"):
-        if not isinstance(getattr(plugin, field_name), str) or not getattr(plugin, field_name):
-            problems.append(f"{field_name}: expected a non-empty str, got {getattr(plugin, field_name)!r}")
-    ids = [getattr(row, "id", None) for row in plugin.transitions]
+    whole = True
+    for record_name, record_class in RECORDS.items():
+        record = getattr(plugin, record_name)
+        if not isinstance(record, record_class):
+            problems.append(f"{record_name}: expected a fencecheck.plugin.{record_class.__name__}, got "
+                            f"{type(record).__name__}")
+            whole = False
+        else:
+            problems += _callable_problems(f"{record_name}.", record)
+    problems += _callable_problems("", plugin)
+    if not whole:
+        return problems  # the checks below read fields of the records
+    for where, value in (("partitions.partition_noun", plugin.partitions.partition_noun),
+                         ("implementations.unavailable_code", plugin.implementations.unavailable_code)):
+        if not isinstance(value, str) or not value:
+            problems.append(f"{where}: expected a non-empty str, got {value!r}")
+    rows = plugin.model.transitions
+    ids = [getattr(row, "id", None) for row in rows]
     if any(not isinstance(i, str) for i in ids) or any(
-            not isinstance(getattr(row, "reachable", None), bool) for row in plugin.transitions):
-        problems.append("transitions: expected rows with a str `id` and a bool `reachable`")
+            not isinstance(getattr(row, "reachable", None), bool) for row in rows):
+        problems.append("model.transitions: expected rows with a str `id` and a bool `reachable`")
     elif len(set(ids)) != len(ids):
         repeated = sorted({i for i in ids if ids.count(i) > 1})
-        problems.append(f"transitions: row ids must be unique; repeated: {repeated}")
-    keys = plugin.history_header_keys
-    if not isinstance(keys, tuple) or any(not isinstance(key, str) for key in keys):
-        problems.append(f"history_header_keys: expected a tuple of str, got {keys!r}")
-    elif CORE_HISTORY_KEYS & set(keys):
-        problems.append(f"history_header_keys: {sorted(CORE_HISTORY_KEYS & set(keys))} are the core's own keys of a "
-                        "history (docs/history-format.md); pick other names")
-    prefixes = plugin.spec_prefixes
+        problems.append(f"model.transitions: row ids must be unique; repeated: {repeated}")
+    problems += _codec_problems(plugin.codec)
+    prefixes = plugin.implementations.spec_prefixes
     if not isinstance(prefixes, tuple) or any(not isinstance(prefix, str) or not prefix for prefix in prefixes):
-        problems.append(f"spec_prefixes: expected a tuple of non-empty str, got {prefixes!r}")
+        problems.append(f"implementations.spec_prefixes: expected a tuple of non-empty str, got {prefixes!r}")
+    return problems
+
+
+def _codec_problems(codec: Codec) -> list[str]:
+    problems = []
+    keys = codec.history_header_keys
+    if not isinstance(keys, tuple) or any(not isinstance(key, str) for key in keys):
+        problems.append(f"codec.history_header_keys: expected a tuple of str, got {keys!r}")
+    elif CORE_HISTORY_KEYS & set(keys):
+        problems.append(f"codec.history_header_keys: {sorted(CORE_HISTORY_KEYS & set(keys))} are the core's own "
+                        "keys of a history (docs/history-format.md); pick other names")
+    own = (codec.ops_to_json is None, codec.ops_from_json is None)
+    if own[0] != own[1]:
+        problems.append("codec.ops_to_json, codec.ops_from_json: give both (a history format of the system's "
+                        "own) or neither (derived from `operations`)")
+    elif own[0]:
+        operations = codec.operations
+        if not isinstance(operations, Mapping) or not operations:
+            problems.append("codec.operations: expected type name -> attrs operation class (or give ops_to_json "
+                            f"and ops_from_json), got {operations!r}")
+        else:
+            for type_name, cls in operations.items():
+                if not isinstance(type_name, str) or not type_name or not attrs.has(cls):
+                    problems.append(f"codec.operations: {type_name!r}: expected a non-empty str naming an attrs "
+                                    f"class, got {cls!r}")
     return problems
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from fencecheck.history import History, Planned, simulate
-from fencecheck.plugin import SystemPlugin
+from fencecheck.plugin import Codec, Implementations, Model, Partitions, SystemPlugin
 
 MS = 1_000_000  # ns
 UNAVAILABLE = "register_unavailable"
@@ -102,30 +102,37 @@ def _absent(*_args: Any, **_kwargs: Any) -> Any:
 
 REGISTER = SystemPlugin(
     name="register",
-    initial_state=tuple,
-    step=step,
-    describe_op=describe_op,
-    describe_state=describe_state,
-    transitions=(),
-    partition_of=lambda op: op.key,
-    partition_noun="register",
-    partitions_of_state=lambda state: [key for key, _value in state],
-    partition_of_path=lambda path: path.removeprefix("registers/"),
-    restrict=restrict,
-    merge=merge,
-    documents_of=documents_of,
-    partition_version=lambda state, key: _get(state, key),
-    write_partition=_absent,
-    clock_of=lambda _op: None,
-    reference=None,
-    resolve=_absent,
-    invoke=_absent,
-    error_code=lambda _impl, _error: None,
-    unavailable_code=UNAVAILABLE,
-    spec_of=lambda _impl: None,
-    ops_to_json=_absent,
-    ops_from_json=_absent,
-    commutes_when_read_only=lambda op: isinstance(op, Read),  # a read never writes, so it always commutes
+    model=Model(
+        initial_state=tuple,
+        step=step,
+        transitions=(),
+        documents=documents_of,
+        describe_op=describe_op,
+        describe_state=describe_state,
+        commutes_when_read_only=lambda op: isinstance(op, Read),  # a read never writes, so it always commutes
+    ),
+    partitions=Partitions(
+        partition_of=lambda op: op.key,
+        partition_noun="register",
+        partitions_of_state=lambda state: [key for key, _value in state],
+        partition_of_path=lambda path: path.removeprefix("registers/"),
+        restrict=restrict,
+        merge=merge,
+        partition_version=lambda state, key: _get(state, key),
+    ),
+    implementations=Implementations(
+        resolve=_absent,
+        invoke=_absent,
+        unavailable_code=UNAVAILABLE,
+        write_partition=_absent,
+        clock_of=lambda _op: None,
+        error_code=lambda _impl, _error: None,
+        spec_of=lambda _impl: None,
+    ),
+    codec=Codec(
+        ops_to_json=_absent,
+        ops_from_json=_absent,
+    ),
 )
 
 

@@ -8,14 +8,14 @@ Nothing in fencecheck/ names this module. It is registered for a run with
     cas_register = "examples.cas_register.plugin:CAS_REGISTER"
 
 What each part is for: the model and the partitions are what the linearizability checker needs
-(`fencecheck check`); the history codec (`ops_to_json`, `ops_from_json`) what reading a saved history needs;
-the implementation side (`resolve`, `invoke`, `write_partition`, `read_set`) what the lockstep runner and the
+(`fencecheck check`); the history codec (its operation classes by type name) what reading a saved history needs;
+the implementation side (`resolve`, `invoke`, `read_set`) what the lockstep runner and the
 contest runner need against the emulator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection
 from datetime import datetime
 from types import ModuleType
 from typing import Any
@@ -36,8 +36,15 @@ from examples.cas_register.model import (
     step,
 )
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.firestore_io import Stored, read_paths, replace_documents
-from fencecheck.plugin import SystemPlugin, contract_error_code, exact_answer_matches
+from fencecheck.plugin import (
+    Codec,
+    Implementations,
+    Model,
+    Partitions,
+    SystemPlugin,
+    contract_error_code,
+    exact_answer_matches,
+)
 from fencecheck.systems import implementation_module, module_of_spec
 
 NAME = "cas_register"
@@ -99,73 +106,46 @@ def read_set(key: str, known: Collection[str]) -> list[str]:
     return sorted({*known, f"{PREFIX}{key}"})
 
 
-def write_partition(db: Any, key: str, docs: Mapping[str, Mapping[str, Any]], *,
-                    current: Mapping[str, Stored] | None = None) -> None:
-    current = read_paths(db, read_set(key, docs.keys())) if current is None else current
-    replace_documents(db, current, docs)
-
-
 # --- operations as JSON -----------------------------------------------------------------------------------
 
 _OPS: dict[str, type] = {"read": Read, "write": Write, "cas": CompareAndSet}
-_TYPE_NAMES = {cls: name for name, cls in _OPS.items()}
-
-
-def op_to_json(op: Any) -> dict[str, Any]:
-    name = _TYPE_NAMES.get(type(op))
-    if name is None:
-        raise TypeError(f"not a {NAME} operation: {type(op).__name__}")
-    return {"type": name, **attrs.asdict(op)}
-
-
-def op_from_json(data: object) -> Any:
-    if not isinstance(data, dict) or data.get("type") not in _OPS:
-        raise ValueError(f"a {NAME} operation is an object whose type is one of {sorted(_OPS)}")
-    cls = _OPS[data["type"]]
-    fields = [field.name for field in attrs.fields(cls)]
-    if sorted(data) != sorted(["type", *fields]):
-        raise ValueError(f"a {data['type']} operation has exactly the keys {['type', *fields]}")
-    return cls(**{field: data[field] for field in fields})
-
-
-def ops_to_json(ops: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
-    return {}, [op_to_json(op) for op in ops]  # no header: every operation spells its key
-
-
-def ops_from_json(_history: Mapping[str, Any], raw: Sequence[Any]) -> list[Any]:
-    return [op_from_json(item) for item in raw]
 
 
 CAS_REGISTER = SystemPlugin(
     name=NAME,
-    initial_state=CasState.empty,
-    step=step,
-    describe_op=describe_op,
-    describe_state=describe_state,
-    transitions=TRANSITIONS,
-    partition_of=lambda op: op.key,
-    partition_noun="register",
-    partitions_of_state=lambda state: state.keys(),
-    partition_of_path=partition_of_path,
-    restrict=restrict,
-    merge=merge,
-    documents_of=documents,
-    partition_version=lambda state, key: state.get(key),
-    write_partition=write_partition,
-    read_set=read_set,
-    clock_of=lambda _op: None,  # no call reads the time
-    reference=REFERENCE,
-    resolve=resolve,
-    invoke=invoke,
-    error_code=lambda _impl, error: contract_error_code(error, ()),  # the contract has no error answers
-    unavailable_code=UNAVAILABLE,
-    spec_of=lambda impl: impl.name,
-    describe_impl=lambda impl: (("the cas_register reference" if impl is REFERENCE else impl.name)
-                                if isinstance(impl, CasSystem) else None),
-    ops_to_json=ops_to_json,
-    ops_from_json=ops_from_json,
-    answer_matches=exact_answer_matches,
-    # A read never writes, and a compare-and-set that found another value wrote nothing: either leaves every
-    # later state as it was wherever it matches.
-    commutes_when_read_only=lambda op: isinstance(op, Read | CompareAndSet),
+    model=Model(
+        initial_state=CasState.empty,
+        step=step,
+        transitions=TRANSITIONS,
+        documents=documents,
+        describe_op=describe_op,
+        describe_state=describe_state,
+        answer_matches=exact_answer_matches,
+        # A read never writes, and a compare-and-set that found another value wrote nothing: either leaves every
+        # later state as it was wherever it matches.
+        commutes_when_read_only=lambda op: isinstance(op, Read | CompareAndSet),
+    ),
+    partitions=Partitions(
+        partition_of=lambda op: op.key,
+        partition_noun="register",
+        partitions_of_state=lambda state: state.keys(),
+        partition_of_path=partition_of_path,
+        restrict=restrict,
+        merge=merge,
+        partition_version=lambda state, key: state.get(key),
+    ),
+    implementations=Implementations(
+        resolve=resolve,
+        invoke=invoke,
+        unavailable_code=UNAVAILABLE,
+        read_set=read_set,
+        clock_of=lambda _op: None,  # no call reads the time
+        error_code=lambda _impl, error: contract_error_code(error, ()),  # the contract has no error answers
+        spec_of=lambda impl: impl.name,
+        describe_impl=lambda impl: (("the cas_register reference" if impl is REFERENCE else impl.name)
+                                    if isinstance(impl, CasSystem) else None),
+    ),
+    codec=Codec(
+        operations=_OPS,  # each operation as {"type": <its name here>, <its attrs fields>}
+    ),
 )

@@ -24,10 +24,13 @@ import attrs
 
 import reference.gateway
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.firestore_io import Stored, read_paths, replace_documents
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
 from fencecheck.plugin import (
     BrowserBoundary,
+    Codec,
+    Implementations,
+    Model,
+    Partitions,
     SuiteParts,
     SystemPlugin,
     UndeclaredError,
@@ -247,14 +250,6 @@ def read_set(name: str, known: Collection[str]) -> list[str]:
     return sorted(paths)
 
 
-def write_journal(db: Any, name: str, docs: Mapping[str, Mapping[str, Any]], *,
-                  current: Mapping[str, Stored] | None = None) -> None:
-    """Make one journal's documents exactly `docs` (one batch): a fault's damage. `current`: what the caller
-    just read there (else the read set of `docs`' paths is read)."""
-    current = read_paths(db, read_set(name, docs.keys())) if current is None else current
-    replace_documents(db, current, docs)
-
-
 def _clock_of(op: Any) -> datetime | None:
     """The reading a call is handed; None for a fault (no call) and for a namespace not declared
     linearizable, which is refused before the clock is read (precedence step 1): such a call must not read it."""
@@ -363,31 +358,47 @@ def _parallel_spec() -> Any:
 
 GATEWAY = SystemPlugin(
     name="gateway",
-    initial_state=GatewayState.empty,
-    step=step,
-    describe_op=describe_op,
-    describe_state=describe_state,
-    transitions=TRANSITIONS,
-    partition_of=partition_of,
-    partition_noun="journal",
-    partitions_of_state=lambda state: [partition(ns, key) for (ns, key), _record in state.records],
-    partition_of_path=partition_of_path,
-    restrict=restrict,
-    merge=merge,
-    documents_of=documents_of,
-    partition_version=lambda state, name: state.get(_key(name)),
-    write_partition=write_journal,
-    read_set=read_set,
-    is_fault=lambda op: isinstance(op, InjectFault),
-    commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
-    clock_of=_clock_of,
-    reference=REFERENCE_GATEWAY,
-    resolve=resolve,
-    invoke=invoke,
-    error_code=_error_code,
-    unavailable_code=GATEWAY_UNAVAILABLE,
-    spec_of=lambda impl: impl.name,
-    spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+    model=Model(
+        initial_state=GatewayState.empty,
+        step=step,
+        transitions=TRANSITIONS,
+        documents=documents_of,
+        describe_op=describe_op,
+        describe_state=describe_state,
+        answer_matches=exact_answer_matches,  # exact types (True is not 1) and the contract's key order
+        # Not claimed: a read-only answer here can depend on the clock (a lease active or not), so placing one
+        # greedily is not known to be sound; the checker then searches every order.
+        commutes_when_read_only=lambda _op: False,
+        shorten=shorten,
+    ),
+    partitions=Partitions(
+        partition_of=partition_of,
+        partition_noun="journal",
+        partitions_of_state=lambda state: [partition(ns, key) for (ns, key), _record in state.records],
+        partition_of_path=partition_of_path,
+        restrict=restrict,
+        merge=merge,
+        partition_version=lambda state, name: state.get(_key(name)),
+    ),
+    implementations=Implementations(
+        resolve=resolve,
+        invoke=invoke,
+        unavailable_code=GATEWAY_UNAVAILABLE,
+        read_set=read_set,
+        clock_of=_clock_of,
+        error_code=_error_code,
+        spec_of=lambda impl: impl.name,
+        describe_impl=lambda impl: (("the gateway reference" if impl is REFERENCE_GATEWAY else impl.name)
+                                    if isinstance(impl, GatewaySystem) else None),
+        spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+        is_fault=lambda op: isinstance(op, InjectFault),
+        commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
+    ),
+    codec=Codec(
+        ops_to_json=ops_to_json,
+        ops_from_json=ops_from_json,
+        history_header_keys=("journals",),
+    ),
     # G34: no browser client reads or writes a namespace, record or event, nor queries their groups
     browser_denied=BrowserBoundary(
         documents=(
@@ -403,18 +414,8 @@ GATEWAY = SystemPlugin(
     ),
     known_bad_variants=known_bad_variants,
     model_imports=held_classes,
-    ops_to_json=ops_to_json,
-    ops_from_json=ops_from_json,
-    history_header_keys=("journals",),
-    answer_matches=exact_answer_matches,  # exact types (True is not 1) and the contract's key order
-    # Not claimed: a read-only answer here can depend on the clock (a lease active or not), so placing one
-    # greedily is not known to be sound; the checker then searches every order.
-    commutes_when_read_only=lambda _op: False,
-    shorten=shorten,
     contest_problems=contest_problems,  # G-INV-1..12 on the stored documents after a race (gateway_structure)
     parallel=_parallel_spec,
-    describe_impl=lambda impl: (("the gateway reference" if impl is REFERENCE_GATEWAY else impl.name)
-                                if isinstance(impl, GatewaySystem) else None),
     suites=SuiteParts(
         machine="stateful_tests.gateway_machine:TestGatewayMachine",
         machine_known_bad="stateful_tests.gateway_machine:KNOWN_BAD",

@@ -24,7 +24,18 @@ import reference.lantern
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.firestore_io import Stored, read_project, typed
 from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SuiteParts, SystemPlugin, UndeclaredError, contract_error_code, exact_answer_matches
+from fencecheck.plugin import (
+    PROJECT,
+    Codec,
+    Implementations,
+    Model,
+    Partitions,
+    SuiteParts,
+    SystemPlugin,
+    UndeclaredError,
+    contract_error_code,
+    exact_answer_matches,
+)
 from fencecheck.systems import implementation_module, import_module, module_of_spec
 from model.lantern import (
     ERROR_CODES,
@@ -45,7 +56,6 @@ from model.lantern import (
 )
 
 LANTERN_UNAVAILABLE = "lantern_unavailable"
-PROJECT = "project"  # the one partition
 COLLECTIONS = ("venues", "lanterns", "publicPins", "activeLanterns")
 REFERENCE_SPEC = "reference.lantern"
 VARIANT_PREFIX = "known_bad.lantern:"
@@ -223,41 +233,41 @@ def _parallel_spec() -> Any:
 
 LANTERN = SystemPlugin(
     name="lantern",
-    initial_state=LanternState.empty,
-    step=step,
-    describe_op=describe_op,
-    describe_state=describe_state,
-    transitions=TRANSITIONS,
-    partition_of=lambda _op: PROJECT,
-    partition_noun="project",
-    partitions_of_state=lambda _state: (PROJECT,),
-    partition_of_path=_partition_of_path,
-    restrict=lambda state, _key: state,
-    merge=lambda _whole, part, _key: part,
-    documents_of=lambda state, _key: documents(state),
-    partition_version=lambda state, _key: state,
-    write_partition=write_project,
-    is_fault=lambda op: isinstance(op, InjectFault),
-    response_lost=lambda op: bool(getattr(op, "response_lost", False)),
-    clock_of=_clock_of,
-    reference=REFERENCE_LANTERN,
-    resolve=resolve,
-    invoke=invoke,
-    error_code=_error_code,
-    unavailable_code=LANTERN_UNAVAILABLE,
-    spec_of=lambda impl: impl.name,
-    spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+    model=Model(
+        initial_state=LanternState.empty,
+        step=step,
+        transitions=TRANSITIONS,
+        documents=lambda state, _key: documents(state),
+        describe_op=describe_op,
+        describe_state=describe_state,
+        answer_matches=exact_answer_matches,  # exact types (True is not 1) and key order, nested too
+        # An error answer leaves every state unchanged; a success writes, or is the retry of a light whose lantern
+        # exists (lanterns are never deleted, so it stays a retry); tests/unit/test_lantern_model.py checks both.
+        # Not a read of the active lanterns: one that retires nothing now can retire, with the same answer, a
+        # lantern lit earlier in time by a call placed before it.
+        commutes_when_read_only=lambda op: not isinstance(op, ReadActive),
+    ),
+    # the whole project is one partition (the default); a path outside its collections is a stray write
+    partitions=Partitions(partition_of_path=_partition_of_path),
+    implementations=Implementations(
+        resolve=resolve,
+        invoke=invoke,
+        unavailable_code=LANTERN_UNAVAILABLE,
+        write_partition=write_project,
+        clock_of=_clock_of,
+        error_code=_error_code,
+        spec_of=lambda impl: impl.name,
+        describe_impl=lambda impl: (("the lantern reference" if impl is REFERENCE_LANTERN else impl.name)
+                                    if isinstance(impl, LanternSystem) else None),
+        spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
+        is_fault=lambda op: isinstance(op, InjectFault),
+        response_lost=lambda op: bool(getattr(op, "response_lost", False)),
+    ),
+    codec=Codec(
+        ops_to_json=ops_to_json,
+        ops_from_json=ops_from_json,
+    ),
     known_bad_variants=known_bad_variants,
-    describe_impl=lambda impl: (("the lantern reference" if impl is REFERENCE_LANTERN else impl.name)
-                                if isinstance(impl, LanternSystem) else None),
-    ops_to_json=ops_to_json,
-    ops_from_json=ops_from_json,
-    answer_matches=exact_answer_matches,  # exact types (True is not 1) and key order, nested too
-    # An error answer leaves every state unchanged; a success writes, or is the retry of a light whose lantern
-    # exists (lanterns are never deleted, so it stays a retry); tests/unit/test_lantern_model.py checks both.
-    # Not a read of the active lanterns: one that retires nothing now can retire, with the same answer, a
-    # lantern lit earlier in time by a call placed before it.
-    commutes_when_read_only=lambda op: not isinstance(op, ReadActive),
     parallel=_parallel_spec,
     suites=SuiteParts(
         machine="stateful_tests.lantern_machine:TestLanternMachine",

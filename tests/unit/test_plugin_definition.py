@@ -1,11 +1,15 @@
-"""A SystemPlugin refuses, when it is built, a field that cannot work, naming it (fencecheck.plugin)."""
+"""A SystemPlugin refuses, when it is built, a field that cannot work, naming it as `record.field`
+(fencecheck.plugin), and asks for few fields: the rest have defaults or are derived."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 import pytest
 
 from fencecheck.errors import PluginDefinitionError
+from fencecheck.plugin import RECORDS, Codec, SystemPlugin
 from fencecheck.plugins import SYSTEM_NAMES, plugin
 from tests.register_plugin import REGISTER
 
@@ -16,36 +20,88 @@ class Row:
     reachable: object = True
 
 
+def changed(base: SystemPlugin, **changes: Any) -> SystemPlugin:
+    """`base` with fields changed by dotted name: `name=...`, or `model__step=...` for `model.step`."""
+    records: dict[str, dict[str, Any]] = {}
+    own = {}
+    for key, value in changes.items():
+        record, _, field = key.partition("__")
+        if field:
+            records.setdefault(record, {})[field] = value
+        else:
+            own[key] = value
+    for record, fields in records.items():
+        own[record] = attrs.evolve(getattr(base, record), **fields)
+    return attrs.evolve(base, **own)
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"name": "Register"}, "name: expected lowercase letters"),
     ({"name": ""}, "name: expected lowercase letters"),
     ({"name": "cas:register"}, "name: expected lowercase letters"),
     ({"name": "-x"}, "name: expected lowercase letters"),
-    ({"step": "not a function"}, "step: expected a callable, got str"),
-    ({"read_set": 3}, "read_set: expected a callable or None, got int"),
-    ({"partition_noun": ""}, "partition_noun: expected a non-empty str"),
-    ({"unavailable_code": None}, "unavailable_code: expected a non-empty str"),
-    ({"transitions": (Row("a"), Row("a"))}, "transitions: row ids must be unique; repeated: ['a']"),
-    ({"transitions": (Row(1),)}, "transitions: expected rows with a str `id` and a bool `reachable`"),
-    ({"transitions": (Row("a", reachable=1),)}, "transitions: expected rows with a str `id` and a bool"),
-    ({"history_header_keys": ("calls", "mine")}, "history_header_keys: ['calls'] are the core's own keys"),
-    ({"history_header_keys": ["mine"]}, "history_header_keys: expected a tuple of str"),
-    ({"spec_prefixes": ("",)}, "spec_prefixes: expected a tuple of non-empty str"),
+    ({"model__step": "not a function"}, "model.step: expected a callable, got str"),
+    ({"model__step": 3}, "model.step: expected a callable, got int"),
+    ({"implementations__read_set": 3}, "implementations.read_set: expected a callable or None, got int"),
+    ({"partitions__partition_noun": ""}, "partitions.partition_noun: expected a non-empty str"),
+    ({"implementations__unavailable_code": None}, "implementations.unavailable_code: expected a non-empty str"),
+    ({"model__transitions": (Row("a"), Row("a"))}, "model.transitions: row ids must be unique; repeated: ['a']"),
+    ({"model__transitions": (Row(1),)}, "model.transitions: expected rows with a str `id` and a bool `reachable`"),
+    ({"model__transitions": (Row("a", reachable=1),)}, "model.transitions: expected rows with a str `id` and a bool"),
+    ({"codec__history_header_keys": ("calls", "mine")}, "codec.history_header_keys: ['calls'] are the core's own"),
+    ({"codec__history_header_keys": ["mine"]}, "codec.history_header_keys: expected a tuple of str"),
+    ({"implementations__spec_prefixes": ("",)}, "implementations.spec_prefixes: expected a tuple of non-empty str"),
+    ({"codec__ops_from_json": None}, "codec.ops_to_json, codec.ops_from_json: give both"),
+    ({"codec": Codec()}, "codec.operations: expected type name -> attrs operation class"),
+    ({"codec": Codec(operations={"read": dict})}, "codec.operations: 'read': expected a non-empty str naming an attrs"),
+    ({"model": "a model"}, "model: expected a fencecheck.plugin.Model, got str"),
+    ({"partitions": None}, "partitions: expected a fencecheck.plugin.Partitions, got NoneType"),
 ])
 def test_a_field_that_cannot_work_is_refused_by_name(change, message):
     with pytest.raises(PluginDefinitionError) as refused:
-        attrs.evolve(REGISTER, **change)
+        changed(REGISTER, **change)
     assert message in str(refused.value)
     assert str(refused.value).startswith(f"SystemPlugin {change.get('name', 'register')!r}: ")
 
 
 def test_every_problem_is_named_at_once():
     with pytest.raises(PluginDefinitionError) as refused:
-        attrs.evolve(REGISTER, step=None, describe_op=None, partition_noun="")
+        changed(REGISTER, model__step=None, model__describe_op=None, partitions__partition_noun="")
     assert [part.split(":")[0] for part in str(refused.value).split(": ", 1)[1].split("; ")] == [
-        "step", "describe_op", "partition_noun"]
+        "model.step", "model.describe_op", "partitions.partition_noun"]
 
 
 @pytest.mark.parametrize("name", SYSTEM_NAMES)
 def test_every_registered_plugin_builds(name):
     assert attrs.evolve(plugin(name)) == plugin(name)
+
+
+def _required(cls: type) -> list[str]:
+    return [field.name for field in attrs.fields(cls) if field.default is attrs.NOTHING]
+
+
+def test_a_plugin_asks_for_at_most_twelve_fields():
+    """Counted over SystemPlugin and the records it requires (a record with a default, such as `partitions`,
+    adds none: a system that leaves it out never writes its fields)."""
+    required = [f"{name}" for name in _required(SystemPlugin)]
+    for record in _required(SystemPlugin):
+        if record in RECORDS:
+            required += [f"{record}.{name}" for name in _required(RECORDS[record])]
+    assert required == ["name", "model", "implementations", "codec", "model.initial_state", "model.step",
+                        "model.transitions", "model.documents", "implementations.resolve",
+                        "implementations.invoke", "implementations.unavailable_code"]
+    assert len(required) <= 12
+
+
+def test_a_record_field_reads_through_the_plugin():
+    assert REGISTER.step is REGISTER.model.step
+    assert REGISTER.documents_of is REGISTER.model.documents
+    assert REGISTER.partition_noun == REGISTER.partitions.partition_noun
+    assert REGISTER.history_header_keys == REGISTER.codec.history_header_keys
+    with pytest.raises(AttributeError):
+        REGISTER.no_such_field  # noqa: B018 (the read is the test)
+
+
+def test_the_reference_is_what_resolve_answers_for_no_spec():
+    for name in SYSTEM_NAMES:
+        assert plugin(name).reference is plugin(name).implementations.resolve(None)

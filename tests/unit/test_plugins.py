@@ -71,7 +71,9 @@ def test_a_system_is_added_by_one_registry_line(monkeypatch):
 def test_a_registered_system_without_suite_parts_is_reported_missing_by_each_suite(monkeypatch):
     from fencecheck import suite_parts
 
-    bare = attrs.evolve(JOURNAL, name="bare", suites=SuiteParts(), parallel=None)
+    # No browser boundary of its own: the rules probe, imported by the suites below, refuses two systems' targets
+    # of one name, and a copy of the journal's would be that.
+    bare = attrs.evolve(JOURNAL, name="bare", suites=SuiteParts(), parallel=None, browser_denied=BrowserBoundary())
     monkeypatch.setattr(sys.modules[__name__], "BARE", bare, raising=False)
     monkeypatch.setitem(plugins.REGISTRY, "bare", f"{__name__}:BARE")
     assert "bare" in suite_parts.SYSTEM_NAMES  # the registry's live view: a system registered later is in it
@@ -207,7 +209,8 @@ def test_each_plugin_names_the_specs_that_are_its_own():
 def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
     from fencecheck import systems
 
-    claiming = attrs.evolve(LANTERN, spec_prefixes=("acme.lantern:",))
+    claiming = attrs.evolve(LANTERN, implementations=attrs.evolve(LANTERN.implementations,
+                                                              spec_prefixes=("acme.lantern:",)))
     monkeypatch.setattr(systems, "plugin_named", lambda name: claiming if name == "lantern" else plugin(name))
     assert systems.system_of_spec("acme.lantern:v2") == "lantern"
     assert systems.system_of_spec("known_bad.lantern:x") == "journal"  # no longer claimed: the default's

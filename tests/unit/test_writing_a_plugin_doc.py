@@ -1,6 +1,6 @@
-"""docs/writing-a-plugin.md keeps up with the interface: its tables name every field of SystemPlugin and
-SuiteParts, each once, with its default as the class has it, and the `fencecheck check` output it quotes is
-what the command prints now."""
+"""docs/writing-a-plugin.md keeps up with the interface: its tables name every field of SystemPlugin, of each
+of its records and of SuiteParts, each once and in the class order, with its default as the class has it, and
+the `fencecheck check` output it quotes is what the command prints now."""
 
 from __future__ import annotations
 
@@ -11,31 +11,38 @@ from pathlib import Path
 
 import attrs
 
-from fencecheck.plugin import SuiteParts, SystemPlugin
+from fencecheck.plugin import Codec, Implementations, Model, Partitions, SuiteParts, SystemPlugin
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-a-plugin.md"
 ROW = re.compile(r"^\| `(\w+)` \| ([^|]+) \|", re.M)
 
 
-def _tables() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    plugin_part, _, suites_part = GUIDE.read_text(encoding="utf-8").partition("`SuiteParts`:\n")
-    def rows(part: str) -> list[tuple[str, str]]:
-        return [(name, default.strip()) for name, default in ROW.findall(part)]
+TABLES = {"SystemPlugin": SystemPlugin, "Model": Model, "Partitions": Partitions, "Implementations": Implementations,
+          "Codec": Codec, "SuiteParts": SuiteParts}
+HEADING = re.compile(r"^`(\w+)`[^\n]*:\n", re.M)
 
-    return rows(plugin_part), rows(suites_part)
+
+def _tables() -> dict[str, list[tuple[str, str]]]:
+    """Each table of the guide under its heading line (`` `Model` (pure):``), as (field, default) rows."""
+    text = GUIDE.read_text(encoding="utf-8").split("## Every field", 1)[1]
+    parts = HEADING.split(text)[1:]
+    return {name: [(field, default.strip()) for field, default in ROW.findall(body)]
+            for name, body in zip(parts[::2], parts[1::2], strict=True)}
 
 
 def test_the_tables_name_every_field_once_in_the_class_order():
-    plugin_rows, suite_rows = _tables()
-    assert [name for name, _ in plugin_rows] == [f.name for f in attrs.fields(SystemPlugin)]
-    assert [name for name, _ in suite_rows] == [f.name for f in attrs.fields(SuiteParts)]
+    tables = _tables()
+    assert list(tables) == list(TABLES)
+    for name, cls in TABLES.items():
+        assert [field for field, _ in tables[name]] == [f.name for f in attrs.fields(cls)], name
 
 
 def test_a_field_is_required_in_the_guide_exactly_when_the_class_requires_it():
-    plugin_rows, _ = _tables()
-    said = {name for name, default in plugin_rows if default == "required"}
-    assert said == {f.name for f in attrs.fields(SystemPlugin) if f.default is attrs.NOTHING}
+    tables = _tables()
+    for name, cls in TABLES.items():
+        said = {field for field, default in tables[name] if default == "required"}
+        assert said == {f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING}, name
 
 
 def test_the_quoted_check_output_is_what_the_command_prints():
