@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 FORK_THEN_SIGTERM = """
-import os, signal, sys
+import os, signal, sys, time
 from fencecheck import emulator
 
 class StandIn:
@@ -25,7 +25,11 @@ ready, started = os.pipe()
 child = os.fork()
 if child == 0:
     os.write(started, b"x")  # past the fork (CPython drops a signal that arrives while it sets the child up)
-    signal.pause()  # SIGTERM ends it (or its handler returns, and the parent's waitpid says so)
+    # Wait in slices, not with signal.pause(): a SIGTERM landing between the interpreter's last check for
+    # signals and the blocking call would leave pause() waiting forever, as CI once saw. Either SIGTERM
+    # ends the child, or its handler returns and the child exits 0, which the parent's waitpid reports.
+    for _ in range(300):  # 30 s, inside HANG_GUARD
+        time.sleep(0.1)
     os._exit(0)
 os.read(ready, 1)
 os.kill(child, signal.SIGTERM)
