@@ -41,6 +41,7 @@ from fencecheck.plugin import (
     Implementations,
     Model,
     Partitions,
+    SuiteParts,
     SystemPlugin,
     contract_error_code,
     exact_answer_matches,
@@ -106,6 +107,12 @@ def read_set(key: str, known: Collection[str]) -> list[str]:
     return sorted({*known, f"{PREFIX}{key}"})
 
 
+def _parallel_spec() -> Any:
+    from examples.cas_register.parallel import SPEC  # Hypothesis and the parallel engine load only for its suite
+
+    return SPEC
+
+
 # --- operations as JSON -----------------------------------------------------------------------------------
 
 _OPS: dict[str, type] = {"read": Read, "write": Write, "cas": CompareAndSet}
@@ -140,7 +147,8 @@ CAS_REGISTER = SystemPlugin(
         unavailable_code=UNAVAILABLE,
         read_set=read_set,
         clock_of=lambda _op: None,  # no call reads the time
-        error_code=lambda _impl, error: contract_error_code(error, ()),  # the contract has no error answers
+        # The contract's one error answer is its unavailable code (implementation.CasUnavailable carries it).
+        error_code=lambda _impl, error: contract_error_code(error, (UNAVAILABLE,)),
         spec_of=lambda impl: impl.name,
         describe_impl=lambda impl: (("the cas_register reference" if impl is REFERENCE else impl.name)
                                     if isinstance(impl, CasSystem) else None),
@@ -148,4 +156,7 @@ CAS_REGISTER = SystemPlugin(
     codec=Codec(
         operations=_OPS,  # each operation as {"type": <its name here>, <its attrs fields>}
     ),
+    parallel=_parallel_spec,
+    suites=SuiteParts(machine="examples.cas_register.machine:TestCasRegisterMachine",
+                      races="examples.cas_register.races"),
 )
