@@ -3,8 +3,8 @@ catch (`fencecheck gate --plugin examples.cas_register.plugin:CAS_REGISTER --kno
 runs the stateful and race suites against one and says whether it was caught). The plug-in names it as its
 `SuiteParts.catalogue` and spells each variant's spec in `known_bad_variants`: `cas_register:<its module>`.
 
-None is concurrent (only a race would show it), so the race and parallel suites race none of them; the lockstep
-machine catches a variant when the gate runs it against one.
+None is concurrent (only a race would show it), so no race module's CATCHES or parallel variant names one; run by
+the gate, `blind_compare_and_set` is caught by the lockstep machine and by the `cas_from_same_value` race.
 """
 
 from __future__ import annotations

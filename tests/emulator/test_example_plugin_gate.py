@@ -1,12 +1,13 @@
 """Issue 23's first done-when, end to end: the example system from outside the package (examples/cas_register/),
 registered by nothing but `$FENCECHECK_PLUGINS` / `--plugin`, joins every suite over the registry. Collection
 includes its lockstep machine (under its own path), its race scenarios, its parallel programs and its conformance
-tests, and none of them without the registration; and `fencecheck gate --plugin ... --system ...` runs the
-stateful, race and parallel suites for it and passes. Its folder and that one registration are all it takes: no
-file of fencecheck/ or of the suites names it.
+tests, and none of them without the registration; `fencecheck gate --plugin ... --system ...` runs the
+stateful, race and parallel suites for it and passes; and `gate --known-bad` catches its catalogue's variant. Its
+folder and that one registration are all it takes: no file of fencecheck/ or of the suites names it.
 
-Both run pytest inside pytest (harness: `./run tests` runs them, the gate deselects them). The gate's run takes
-about a minute (its suites' own emulator time: 30 lockstep examples, two 24-way races, three parallel programs).
+Each runs pytest inside pytest (harness: `./run tests` runs them, the gate deselects them). The passing gate takes
+about a minute (its suites' own emulator time: 30 lockstep examples, two 24-way races, three parallel programs), the
+known-bad one about half a minute.
 """
 
 from __future__ import annotations
@@ -79,3 +80,18 @@ def test_the_gate_passes_for_it(emulator, tmp_path):
         junit = (artifacts / "junit" / f"{suite}.xml").read_text()
         assert "cas_register" in junit or "CasRegister" in junit, f"the {suite} suite ran nothing of the example"
         assert 'failures="0"' in junit and 'errors="0"' in junit, junit[:2000]
+
+
+@pytest.mark.emulator
+def test_the_gate_catches_its_known_bad_variant(emulator, tmp_path):
+    gate = subprocess.run(
+        [sys.executable, "-m", "fencecheck", "gate", "--plugin", WHERE, "--known-bad", "blind_compare_and_set",
+         "--profile", "ci", "--suite", "stateful", "--suite", "races", "--artifacts", str(tmp_path / "artifacts")],
+        cwd=ROOT, env=_env(FIRESTORE_EMULATOR_HOST=emulator.host), capture_output=True, text=True, timeout=1200,
+        check=False,
+    )
+    assert gate.returncode == 0, (gate.stdout + gate.stderr)[-6000:]  # caught: what --known-bad asks
+    assert "the known-bad variant blind_compare_and_set CAUGHT" in gate.stdout
+    assert "FAILED [stateful] examples.cas_register.machine.TestCasRegisterMachine::runTest" in gate.stdout
+    race = "race_tests.test_race_reference::test_race[r0-cas_register-cas_from_same_value]"
+    assert f"FAILED [races] {race}" in gate.stdout
