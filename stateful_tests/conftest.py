@@ -10,7 +10,7 @@ environment; an unknown name is a usage error:
 
 Each registered system's lockstep machine is the module its plug-in names (`SuiteParts.machine`, a module whose
 name does not match test_*.py): collected here, with no list of systems of its own. A machine module of this
-directory is collected as this directory's (`stateful_tests/journal_machine.py::TestJournalMachine::runTest`); one
+directory is collected as this directory's (`stateful_tests/journal_machine.py::TestJournalLockstep::runTest`); one
 of a system from outside (`examples/cas_register/machine.py`) is collected with this directory too, under its own
 path (`examples/cas_register/machine.py::TestCasRegisterMachine::runTest`), so `pytest stateful_tests` and the
 gate's stateful suite run it. A system that names no machine fails test_suite_parts.py.
