@@ -8,9 +8,12 @@ environment; an unknown name is a usage error:
     FENCECHECK_PROFILE=gate .venv/bin/python -m pytest stateful_tests
     FENCECHECK_DERANDOMIZE=1 .venv/bin/python -m pytest stateful_tests      # any profile, derandomized
 
-Each registered system's lockstep machine is the module its plug-in names (`SuiteParts.machine`, a module of this
-directory whose name does not match test_*.py): collected here, with no list of systems of its own. A system that
-names none, or one outside this directory, fails test_suite_parts.py.
+Each registered system's lockstep machine is the module its plug-in names (`SuiteParts.machine`, a module whose
+name does not match test_*.py): collected here, with no list of systems of its own. A machine module of this
+directory is collected as this directory's (`stateful_tests/journal_machine.py::TestJournalLockstep::runTest`); one
+of a system from outside (`examples/cas_register/machine.py`) is collected with this directory too, under its own
+path (`examples/cas_register/machine.py::TestCasRegisterMachine::runTest`), so `pytest stateful_tests` and the
+gate's stateful suite run it. A system that names no machine fails test_suite_parts.py.
 
 Each test process writes the transitions its machines exercised to
 `artifacts/coverage/<system>-transitions-<worker>.json` (`journal`, `lantern`, `gateway`; `gw0`, `gw1`, ... under
@@ -34,10 +37,27 @@ HERE = Path(__file__).parent.resolve()
 
 @functools.cache
 def machine_files() -> frozenset[Path]:
-    """The registered systems' machine modules in this directory (test modules whose names do not match
-    test_*.py), found without importing them."""
+    """The registered systems' machine modules (test modules whose names do not match test_*.py), wherever they
+    are, found without importing them."""
     found = (suite_parts.module_file(plugin(name).suites.machine) for name in suite_parts.with_part("machine"))
-    return frozenset(path for path in found if path is not None and path.parent == HERE)
+    return frozenset(path for path in found if path is not None)
+
+
+def outside_machine_files() -> tuple[Path, ...]:
+    """The machine modules outside this directory (systems registered from outside the package), by path."""
+    return tuple(sorted(path for path in machine_files() if path.parent != HERE))
+
+
+class OutsideMachines(pytest.File):
+    """The machine modules of systems from outside, collected with this directory (on its conftest.py, which
+    every collection of the directory walks): a file collected by pytest only from the directories it walks would
+    otherwise never be, since no test path holds an outside system's folder. Each module keeps its own path
+    as its node id. A module named on the command line is pytest's own to collect (never twice)."""
+
+    def collect(self):
+        for path in outside_machine_files():
+            if not self.session.isinitpath(path):
+                yield pytest.Module.from_parent(self, path=path)
 
 
 def _coverage_dir(config: pytest.Config) -> Path:
@@ -68,9 +88,12 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"fencecheck stateful profile: {hypothesis_profiles.selected_name()}{derandomized}"
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
-    if file_path.resolve() in machine_files() and not parent.session.isinitpath(file_path):
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    resolved = file_path.resolve()
+    if resolved.parent == HERE and resolved in machine_files() and not parent.session.isinitpath(file_path):
         return pytest.Module.from_parent(parent, path=file_path)
+    if resolved == Path(__file__).resolve() and outside_machine_files():
+        return OutsideMachines.from_parent(parent, path=file_path)
     return None
 
 

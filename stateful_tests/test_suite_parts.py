@@ -1,5 +1,5 @@
 """Every registered system has a lockstep machine, and this suite collects it (conftest.py, from the plug-in's
-`SuiteParts.machine`).
+`SuiteParts.machine`: a module of this directory, or of a system from outside, e.g. examples/cas_register/machine.py).
 
 Why a failing test per system, not a warning or a skip: a system without a machine would otherwise run no
 stateful test at all and record no transition coverage, and the run would stay green. A warning scrolls past in a
@@ -9,11 +9,13 @@ the gate's report names the test, with the system in its id, and says what to de
 
 from __future__ import annotations
 
+import fnmatch
+
 import pytest
 
 from fencecheck import suite_parts
 from fencecheck.plugins import SYSTEM_NAMES, plugin
-from stateful_tests.conftest import HERE, machine_files
+from stateful_tests.conftest import machine_files
 from stateful_tests.machine_runner import BoundToEmulator
 
 
@@ -25,9 +27,11 @@ def test_every_registered_system_has_a_machine_this_suite_collects(name):
     where = system.suites.machine
     path = suite_parts.module_file(where)
     assert path is not None, f"{name}'s machine {where!r}: no such module; fix its SuiteParts.machine"
-    assert path in machine_files(), (
-        f"{name}'s machine module {path} is not collected: the stateful suite collects machine modules of {HERE} "
-        f"only; move it there")
+    assert path in machine_files(), f"{name}'s machine module {path} is not collected (conftest.py machine_files)"
+    # A module named test_*.py would also be collected as an ordinary test module wherever a test path holds it:
+    # its machine would run twice, or (outside this directory) under a node id the gate does not expect.
+    assert not fnmatch.fnmatch(path.name, "test_*.py"), (
+        f"{name}'s machine module {path.name} matches test_*.py: rename it (e.g. {name}_machine.py)")
     test_case = suite_parts.load(system, "machine")
     assert isinstance(test_case, type) and issubclass(test_case, BoundToEmulator), (
         f"{where} is not a machine's TestCase: expected `class TestX(BoundToEmulator, XMachine.TestCase)` "

@@ -121,6 +121,14 @@ def documents(state: CasState, key: str) -> dict[str, dict[str, Any]]:
     return {} if value is None else {f"casRegisters/{key}": {"value": value}}
 
 
+def invariant_violations(stored: dict[str, dict[str, Any]]) -> list[str]:
+    """REG-1 on stored documents (path -> data), whatever the order of the calls that wrote them: every document
+    is a register `casRegisters/<key>` holding exactly `{"value": <int>}` (True is no int here)."""
+    return [f"REG-1: {path} holds {data!r}, expected a register casRegisters/<key> = {{'value': <int>}}"
+            for path, data in sorted(stored.items())
+            if not path.startswith("casRegisters/") or list(data) != ["value"] or type(data["value"]) is not int]
+
+
 def describe_op(op: Operation, *, epoch: Any = None) -> str:
     if isinstance(op, Read):
         return f"read {op.key}"

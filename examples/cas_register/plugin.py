@@ -41,6 +41,7 @@ from fencecheck.plugin import (
     Implementations,
     Model,
     Partitions,
+    SuiteParts,
     SystemPlugin,
     contract_error_code,
     exact_answer_matches,
@@ -106,6 +107,18 @@ def read_set(key: str, known: Collection[str]) -> list[str]:
     return sorted({*known, f"{PREFIX}{key}"})
 
 
+def _known_bad_variants() -> dict[str, str]:
+    from examples.cas_register.known_bad import specs  # the catalogue is test material, loaded when asked
+
+    return specs()
+
+
+def _parallel_spec() -> Any:
+    from examples.cas_register.parallel import SPEC  # Hypothesis and the parallel engine load only for its suite
+
+    return SPEC
+
+
 # --- operations as JSON -----------------------------------------------------------------------------------
 
 _OPS: dict[str, type] = {"read": Read, "write": Write, "cas": CompareAndSet}
@@ -140,12 +153,18 @@ CAS_REGISTER = SystemPlugin(
         unavailable_code=UNAVAILABLE,
         read_set=read_set,
         clock_of=lambda _op: None,  # no call reads the time
-        error_code=lambda _impl, error: contract_error_code(error, ()),  # the contract has no error answers
+        # The contract's one error answer is its unavailable code (implementation.CasUnavailable carries it).
+        error_code=lambda _impl, error: contract_error_code(error, (UNAVAILABLE,)),
         spec_of=lambda impl: impl.name,
+        spec_prefixes=(f"{NAME}:",),  # every cas_register:<module> spec is this system's (its reference's too)
         describe_impl=lambda impl: (("the cas_register reference" if impl is REFERENCE else impl.name)
                                     if isinstance(impl, CasSystem) else None),
     ),
     codec=Codec(
         operations=_OPS,  # each operation as {"type": <its name here>, <its attrs fields>}
     ),
+    parallel=_parallel_spec,
+    known_bad_variants=_known_bad_variants,
+    suites=SuiteParts(machine="examples.cas_register.machine:TestCasRegisterMachine",
+                      races="examples.cas_register.races", catalogue="examples.cas_register.known_bad"),
 )

@@ -72,6 +72,9 @@ class Attempt:
     clock_reads: int
     unexpected: str | None = None  # an exception that is not the system's contract error
     unexpected_kind: ProblemKind | None = None  # what it was (fencecheck.problems.kind_of_exception)
+    # How often the call must read its clock: once, or never for a call handed no reading (`plugin.clock_of`
+    # None: a system whose calls take no time, as the contest runner's `call_problems` has it).
+    clock_wanted: int = 1
 
 
 @attrs.frozen
@@ -166,7 +169,8 @@ def _call_once(plugin: SystemPlugin, implementation: Any, db: Any, recorder: Rec
         if plugin.error_code(implementation, error) is None:
             unexpected = f"{type(error).__name__}: {error}"[:500]
             unexpected_kind = kind_of_exception(error)
-    return Attempt(op, outcome, log.attempts, log.aborts, clock.reads, unexpected, unexpected_kind)
+    return Attempt(op, outcome, log.attempts, log.aborts, clock.reads, unexpected, unexpected_kind,
+                   clock_wanted=0 if plugin.clock_of(op) is None else 1)
 
 
 def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, lanes: WireLanes | None, recorder: Recorder,
@@ -191,7 +195,7 @@ def _run_branch(plugin: SystemPlugin, implementation: Any, db: Any, lanes: WireL
 
 def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tuple[str, ...]) -> list[Problem]:
     """A foreign exception (a crash, or an exec: implementation's hang or broken protocol) and a clock read other
-    than once (a contract finding), per attempt."""
+    than the call's (once, or never for a call handed no reading: a contract finding), per attempt."""
     problems = []
     for lane, records in zip(lanes, branches, strict=True):
         for record in records:
@@ -199,8 +203,9 @@ def _harness_problems(branches: tuple[tuple[CallerRecord, ...], ...], lanes: tup
                 if attempt.unexpected is not None:
                     said = f"{lane}: raised {attempt.unexpected} (only the system's error may escape)"
                     problems.append(Problem(attempt.unexpected_kind or ProblemKind.CRASH, said))
-                if attempt.attempts and attempt.clock_reads != 1:
-                    problems.append(contract(f"{lane}: the clock was read {attempt.clock_reads} times (once per call)"))
+                if attempt.attempts and attempt.clock_reads != attempt.clock_wanted:
+                    wanted = "once per call" if attempt.clock_wanted else "never: the call is handed no reading"
+                    problems.append(contract(f"{lane}: the clock was read {attempt.clock_reads} times ({wanted})"))
     return problems
 
 

@@ -178,7 +178,7 @@ def test_the_gate_leaves_the_harness_s_own_process_tests_to_run_tests():
     assert everything - gated == {
         "tests/emulator/test_cli_emulator_service.py", "tests/emulator/test_cli_replay_on_emulator.py",
         "tests/emulator/test_emulator_lifecycle.py", "tests/emulator/test_emulator_start_beside_grpc.py",
-        "tests/emulator/test_gate_known_bad.py",
+        "tests/emulator/test_example_plugin_gate.py", "tests/emulator/test_gate_known_bad.py",
         "tests/emulator/test_gate_signals.py", "tests/emulator/test_known_bad_rounds.py",
         "tests/unit/test_cli_gate.py", "tests/unit/test_progress.py", "tests/unit/test_run_token.py",
     }

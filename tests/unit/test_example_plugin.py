@@ -12,14 +12,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from examples.cas_register.model import CasState, CompareAndSet, Read, Write, describe_op, describe_state, step
-from examples.cas_register.plugin import CAS_REGISTER, REFERENCE
+from examples.cas_register.plugin import CAS_REGISTER, REFERENCE, CasSystem
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import SystemNotFoundError
+from fencecheck.history import Recorder, classifier
+from fencecheck.parallel.execute import _harness_problems, _run_branch
+from fencecheck.parallel.program import BranchCall
 from fencecheck.plugins import ENV_PLUGINS, SYSTEM_NAMES, plugin
 from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN
 from fencecheck.systems import ENV_SYSTEM, configured_implementation, resolve_implementation, spellings, system_of_spec
@@ -200,6 +204,29 @@ def test_cas_register_module_specs_name_its_implementations(tmp_path, monkeypatc
         "cas_register system 'cas_register:examples.cas_register.model': module examples.cas_register.model has no "
         "read_register, write_register, compare_and_set. Expected cas_register:<module>, an importable module with "
         "read_register, write_register, compare_and_set.")
+
+
+class _NoClock:
+    """A register whose read counts one transaction attempt (as the reference's calls do) and is handed no clock."""
+
+    @staticmethod
+    def read_register(*, db, key, attempt_log=None):
+        attempt_log.attempts += 1
+        return {"outcome": "read", "value": None}
+
+
+def test_a_parallel_call_that_takes_no_time_reads_no_clock_and_is_no_problem():
+    # The parallel engine holds a call to its plug-in's clock: once per call, never for one handed no reading
+    # (`clock_of` None, every call of this system), as the contest runner does.
+    fake = CasSystem("cas_register:no_clock", _NoClock)
+    recorder = Recorder(classify=classifier(CAS_REGISTER, fake), system=CAS_REGISTER.name)
+    records = _run_branch(CAS_REGISTER, fake, None, None, recorder, "b1", (BranchCall(Read("x")),), 0)
+    assert [attempt.clock_wanted for record in records for attempt in record.attempts] == [0]
+    assert _harness_problems((records,), ("b1",)) == []
+    read_once = tuple(attrs.evolve(record, attempts=(attrs.evolve(record.attempts[0], clock_reads=1),))
+                      for record in records)
+    (problem,) = _harness_problems((read_once,), ("b1",))
+    assert problem.text == "b1: the clock was read 1 times (never: the call is handed no reading)"
 
 
 def test_a_counterexample_file_imports_it_by_name_and_its_classes_from_their_module(tmp_path, monkeypatch):
