@@ -54,6 +54,14 @@ def changed(base: SystemPlugin, **changes: Any) -> SystemPlugin:
     ({"codec__ops_from_json": None}, "codec.ops_to_json, codec.ops_from_json: give both"),
     ({"codec": Codec()}, "codec.operations: expected type name -> attrs operation class"),
     ({"codec": Codec(operations={"read": dict})}, "codec.operations: 'read': expected a non-empty str naming an attrs"),
+    ({"implementations__invoke": None}, "implementations.operation, implementations.invoke: give exactly one (the "
+                                         "operation table, or a call of the system's own), not neither"),
+    ({"implementations__operation": lambda op: ("write", {})}, "implementations.operation, implementations.invoke: "
+                                                               "give exactly one (the operation table, or a call of "
+                                                               "the system's own), not both"),
+    ({"implementations__operation": lambda op: ("write", {}), "implementations__invoke": None,
+      "implementations__clockless": ["write"]}, "implementations.clockless: expected a tuple of function names"),
+    ({"implementations__function": "write"}, "implementations.function: expected a callable, got str"),
     ({"model": "a model"}, "model: expected a fencecheck.plugin.Model, got str"),
     ({"partitions": None}, "partitions: expected a fencecheck.plugin.Partitions, got NoneType"),
 ])
@@ -89,7 +97,7 @@ def test_a_plugin_asks_for_at_most_twelve_fields():
             required += [f"{record}.{name}" for name in _required(RECORDS[record])]
     assert required == ["name", "model", "implementations", "codec", "model.initial_state", "model.step",
                         "model.transitions", "model.documents", "implementations.resolve",
-                        "implementations.invoke", "implementations.unavailable_code"]
+                        "implementations.unavailable_code"]
     assert len(required) <= 12
 
 
