@@ -22,10 +22,11 @@ from fencecheck.plugin import (
     Partitions,
     SuiteParts,
     SystemPlugin,
+    accepts_attempt_log,  # noqa: F401 (exported: files import it from here, with ReferenceAPI)
     contract_error_code,
     exact_answer_matches,
 )
-from fencecheck.plugins.journal_api import ReferenceAPI, accepts_attempt_log, call_arguments  # noqa: F401 (exported: files import both from here)
+from fencecheck.plugins.journal_api import ReferenceAPI, call_arguments
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
 from fencecheck.plugins.journal_exec import exec_journal, is_exec_spec

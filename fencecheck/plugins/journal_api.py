@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from fencecheck.plugin import UndeclaredError, accepts_attempt_log  # noqa: F401 (exported: the journal's files import it from here)
+from fencecheck.plugin import UndeclaredError
 from model.journal import Acquire, Complete, Fail, Register
 
 # The operation table's functions, as the seeds name them: model operation -> its function. The process protocol
@@ -70,9 +70,8 @@ class ReferenceAPI:
     @classmethod
     def from_module(cls, module: str | ModuleType) -> ReferenceAPI:
         mod = importlib.import_module(module) if isinstance(module, str) else module
-        # an error with a contract `.code` is enough
-        return cls.from_functions(lambda name: getattr(mod, name), getattr(mod, "CommandJournalError", UndeclaredError),
-                                  mod.__name__)
+        error_type = getattr(mod, "CommandJournalError", UndeclaredError)  # an error with a contract `.code` is enough
+        return cls.from_functions(lambda name: getattr(mod, name), error_type, mod.__name__)
 
     def function(self, name: str) -> Callable[..., Any]:
         """The function of the operation table's `name` (`Implementations.function`)."""
