@@ -23,6 +23,7 @@ The plug-ins themselves are in `fencecheck.plugins` (`plugin("journal")`, `plugi
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -184,8 +185,19 @@ class Implementations:
     """The implementations under test: how one is found by spec, called, told apart and written to."""
 
     resolve: Callable[[str | None], Any]  # an implementation by spec ("" or None: the reference)
-    invoke: Callable[..., Any]  # (impl, db, op, clock, log=None) -> the output object, or raises
     unavailable_code: str  # the answer that means "may or may not have applied"
+    # The operation table, the one place an operation becomes a call: op -> (the name of the implementation's
+    # function, its keyword arguments beyond db, clock and attempt_log, as plain values: JSON and UTC datetimes),
+    # so the in-process call (`SystemPlugin.invoke`) and a process protocol are both derived from it; a TypeError
+    # for an op that is no call (a fault). Give it or `invoke`, never both.
+    operation: Callable[[Any], tuple[str, dict[str, Any]]] | None = None
+    # (impl, function name) -> the function the table's name stands for; default: `impl.api.<name>`.
+    function: Callable[[Any, str], Callable[..., Any]] = lambda impl, name: getattr(impl.api, name)
+    # The table's functions that are handed no clock (they never read the time); every other one gets `clock=`.
+    clockless: tuple[str, ...] = ()
+    # (impl, db, op, clock, log=None) -> the output object, or raises: a call of the system's own, for a system
+    # without an operation table (there is then no process protocol to derive). None: derived from the table.
+    invoke: Callable[..., Any] | None = None
     # (key, paths known there) -> the paths a step on that partition can write; None: read back the whole project.
     read_set: Callable[[str, Collection[str]], Iterable[str]] | None = None
     # (db, key, docs, *, current) -> store exactly `docs` for one partition (a fault's damage, a test's start).
@@ -348,6 +360,22 @@ class SystemPlugin:
     def transition_ids(self) -> tuple[str, ...]:
         return tuple(row.id for row in self.transitions)
 
+    def invoke(self, impl: Any, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Any:
+        """Make the call `op` stands for on `impl`: the table's function (`operation`, `function`), handed `db`,
+        `clock` unless it is `clockless`, and `log` as `attempt_log` when it takes one; or the plug-in's own
+        `invoke`, for a system without a table."""
+        implementations = self.implementations
+        if implementations.invoke is not None:
+            return implementations.invoke(impl, db, op, clock, log)
+        name, kwargs = implementations.operation(op)  # not None: a plug-in is built with one of the two
+        function = implementations.function(impl, name)
+        handed: dict[str, Any] = {"db": db}
+        if name not in implementations.clockless:
+            handed["clock"] = clock
+        if accepts_attempt_log(function):
+            handed["attempt_log"] = log
+        return function(**handed, **kwargs)
+
     def answer(self, impl: Any, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Observed:
         """What a caller of `impl` sees: its output as plain JSON (`impl_output_json`), or the contract error
         code (`error_code`). Anything that is not the contract's error propagates."""
@@ -413,10 +441,22 @@ def definition_problems(plugin: SystemPlugin) -> list[str]:
         repeated = sorted({i for i in ids if ids.count(i) > 1})
         problems.append(f"model.transitions: row ids must be unique; repeated: {repeated}")
     problems += _codec_problems(plugin.codec)
+    problems += _call_problems(plugin.implementations)
     prefixes = plugin.implementations.spec_prefixes
     if not isinstance(prefixes, tuple) or any(not isinstance(prefix, str) or not prefix for prefix in prefixes):
         problems.append(f"implementations.spec_prefixes: expected a tuple of non-empty str, got {prefixes!r}")
     return problems
+
+
+def _call_problems(implementations: Implementations) -> list[str]:
+    given = (implementations.operation is not None, implementations.invoke is not None)
+    if given[0] == given[1]:
+        return ["implementations.operation, implementations.invoke: give exactly one (the operation table, or a "
+                f"call of the system's own), not {'both' if given[0] else 'neither'}"]
+    clockless = implementations.clockless
+    if not isinstance(clockless, tuple) or any(not isinstance(name, str) or not name for name in clockless):
+        return [f"implementations.clockless: expected a tuple of function names (non-empty str), got {clockless!r}"]
+    return []
 
 
 def _codec_problems(codec: Codec) -> list[str]:
@@ -492,6 +532,16 @@ def exact_answer_matches(result: ModelResult, observed: Observed) -> bool:
 class UndeclaredError(Exception):
     """The error type of an implementation that declares none of its own: nothing raises it, so that
     implementation's errors are told by their `.code` alone (`contract_error_code`)."""
+
+
+def accepts_attempt_log(function: Callable[..., Any]) -> bool:
+    """Whether `function` takes an `attempt_log` keyword (by name, or any keyword): `SystemPlugin.invoke` hands
+    it the attempt log only then, so an implementation that keeps none need not declare the parameter."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 def code_attribute(error: BaseException) -> str | None:

@@ -9,14 +9,13 @@ Nothing in fencecheck/ names this module. It is registered for a run with
 
 What each part is for: the model and the partitions are what the linearizability checker needs
 (`fencecheck check`); the history codec (its operation classes by type name) what reading a saved history needs;
-the implementation side (`resolve`, `invoke`, `read_set`) what the lockstep runner and the
-contest runner need against the emulator.
+the implementation side (`resolve`, the operation table `call_arguments`, `read_set`) what the lockstep runner
+and the contest runner need against the emulator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from datetime import datetime
+from collections.abc import Collection
 from types import ModuleType
 from typing import Any
 
@@ -50,7 +49,9 @@ from fencecheck.systems import implementation_module, module_of_spec
 
 NAME = "cas_register"
 PREFIX = "casRegisters/"
-FUNCTIONS = ("read_register", "write_register", "compare_and_set")
+# The operation table: model operation -> the function it calls; the op's attrs fields are its keyword arguments.
+CALLS: dict[type, str] = {Read: "read_register", Write: "write_register", CompareAndSet: "compare_and_set"}
+FUNCTIONS = tuple(CALLS.values())
 
 
 @attrs.frozen
@@ -75,14 +76,11 @@ def resolve(spec: str | None) -> CasSystem:
     return CasSystem(spec, implementation_module(NAME, spec, FUNCTIONS))
 
 
-def invoke(impl: CasSystem, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Any:
-    if isinstance(op, Read):
-        return impl.api.read_register(db=db, key=op.key, attempt_log=log)
-    if isinstance(op, Write):
-        return impl.api.write_register(db=db, key=op.key, value=op.value, attempt_log=log)
-    if isinstance(op, CompareAndSet):
-        return impl.api.compare_and_set(db=db, key=op.key, expected=op.expected, new=op.new, attempt_log=log)
-    raise TypeError(f"not a {NAME} call: {type(op).__name__}")
+def call_arguments(op: Any) -> tuple[str, dict[str, Any]]:
+    """(function name, keyword arguments): the one place an operation becomes a call (in process, or a protocol)."""
+    if type(op) not in CALLS:
+        raise TypeError(f"not a {NAME} call: {type(op).__name__}")
+    return CALLS[type(op)], attrs.asdict(op)
 
 
 # --- partitions: one per key ----------------------------------------------------------------------------
@@ -149,8 +147,9 @@ CAS_REGISTER = SystemPlugin(
     ),
     implementations=Implementations(
         resolve=resolve,
-        invoke=invoke,
         unavailable_code=UNAVAILABLE,
+        operation=call_arguments,  # called as `impl.api.<name>(db=..., attempt_log=..., **arguments)`
+        clockless=FUNCTIONS,  # each is handed no clock
         read_set=read_set,
         clock_of=lambda _op: None,  # no call reads the time
         # The contract's one error answer is its unavailable code (implementation.CasUnavailable carries it).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from types import ModuleType
 from typing import Any
@@ -148,8 +148,10 @@ FUNCTIONS: dict[type, str] = {
 
 
 def call_arguments(op: Any) -> tuple[str, dict[str, Any]]:
-    """(public function name, keyword arguments without db, clock and attempt_log) for a model operation:
-    request and provider input as the parsed JSON, the simulated hosted answer and evidence as plain dicts."""
+    """The gateway's operation table (`Implementations.operation`): (public function name, keyword arguments
+    without db, clock and attempt_log) for a model operation: request and provider input as the parsed JSON, the
+    simulated hosted answer and evidence as plain dicts. Every function is handed the clock, also one a namespace
+    not declared linearizable refuses before reading it (`_clock_of`)."""
     function = FUNCTIONS.get(type(op))
     if function is None:
         raise TypeError(f"not a gateway call: {type(op).__name__}")
@@ -180,12 +182,6 @@ def call_arguments(op: Any) -> tuple[str, dict[str, Any]]:
                       claimed_independent_verification=op.claimed_independent_verification,
                       submission_fenced=op.submission_fenced)
     return function, kwargs
-
-
-def invoke(impl: GatewaySystem, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Any:
-    """Make the call `op` stands for on `impl`."""
-    function, kwargs = call_arguments(op)
-    return getattr(impl.api, function)(db=db, clock=clock, attempt_log=log, **kwargs)
 
 
 def _error_code(impl: GatewaySystem, error: BaseException) -> str | None:
@@ -382,8 +378,8 @@ GATEWAY = SystemPlugin(
     ),
     implementations=Implementations(
         resolve=resolve,
-        invoke=invoke,
         unavailable_code=GATEWAY_UNAVAILABLE,
+        operation=call_arguments,
         read_set=read_set,
         clock_of=_clock_of,
         error_code=_error_code,

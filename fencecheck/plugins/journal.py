@@ -22,10 +22,11 @@ from fencecheck.plugin import (
     Partitions,
     SuiteParts,
     SystemPlugin,
+    accepts_attempt_log,  # noqa: F401 (exported: files import it from here, with ReferenceAPI)
     contract_error_code,
     exact_answer_matches,
 )
-from fencecheck.plugins.journal_api import ReferenceAPI, accepts_attempt_log  # noqa: F401 (exported: files import both from here)
+from fencecheck.plugins.journal_api import ReferenceAPI, call_arguments
 from fencecheck.plugins.journal_codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.plugins.journal_counterexamples import counterexample_system, hoisted
 from fencecheck.plugins.journal_exec import exec_journal, is_exec_spec
@@ -268,8 +269,9 @@ JOURNAL = SystemPlugin(
     ),
     implementations=Implementations(
         resolve=resolve_system,
-        invoke=lambda impl, db, op, clock, log=None: impl.call(db, op, clock, log),
         unavailable_code=JOURNAL_UNAVAILABLE,
+        operation=call_arguments,
+        function=ReferenceAPI.function,  # a ReferenceAPI holds its functions by the table's names
         write_partition=write_key,
         read_set=read_set,
         clock_of=lambda op: None if isinstance(op, InjectFault) else op.now,

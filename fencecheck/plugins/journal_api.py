@@ -1,6 +1,7 @@
-"""The journal's four functions as one implementation under test (`ReferenceAPI`): the reference's, a
-known-bad variant's, any importable module's, or an implementation in another process
-(`fencecheck.plugins.journal_exec`).
+"""The journal's operation table (`call_arguments`, the one place a journal operation becomes a call) and its
+four functions as one implementation under test (`ReferenceAPI`): the reference's, a known-bad variant's, any
+importable module's, or an implementation in another process (`fencecheck.plugins.journal_exec`, whose
+requests are derived from the same table).
 
 Its own module, below both the journal's plug-in (fencecheck/plugins/journal.py, which resolves a spec to
 one) and journal_exec (which builds one over the process protocol), so each imports it and neither imports
@@ -11,16 +12,39 @@ still exports it: counterexample files and the suites import it from there.
 from __future__ import annotations
 
 import importlib
-import inspect
 from collections.abc import Callable
-from datetime import datetime
 from types import ModuleType
 from typing import Any
 
 import attrs
 
 from fencecheck.plugin import UndeclaredError
-from model.journal import Acquire, Complete, Fail, Operation, Register
+from model.journal import Acquire, Complete, Fail, Register
+
+# The operation table's functions, as the seeds name them: model operation -> its function. The process protocol
+# (journal_exec) sends each name camelCased, as the seeds' JavaScript spells it.
+FUNCTIONS: dict[type, str] = {
+    Register: "register_commerce_command",
+    Acquire: "acquire_commerce_command_lease",
+    Complete: "complete_commerce_command",
+    Fail: "fail_commerce_command",
+}
+
+
+def call_arguments(op: Any) -> tuple[str, dict[str, Any]]:
+    """The journal's operation table (`Implementations.operation`): (function name, keyword arguments beyond db,
+    clock and attempt_log): the command's inputs, then the op's own fields in the seeds' order."""
+    function = FUNCTIONS.get(type(op))
+    if function is None:
+        raise TypeError(f"not a journal call: {type(op).__name__}")
+    kwargs = op.command.kwargs()
+    if not isinstance(op, Register):
+        kwargs["lease_id"] = op.lease_id
+    if isinstance(op, Complete | Fail):
+        kwargs["expected_fence_epoch"] = op.expected_fence_epoch
+    if isinstance(op, Complete):
+        kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
+    return function, kwargs
 
 
 @attrs.frozen
@@ -37,44 +61,21 @@ class ReferenceAPI:
     module: str | None = None  # importable name, so a counterexample can name the same system
 
     @classmethod
+    def from_functions(cls, functions: Callable[[str], Callable[..., Any]], error_type: type[BaseException],
+                       module: str | None) -> ReferenceAPI:
+        """The journal whose function of each table name (`FUNCTIONS`) is `functions(name)`."""
+        return cls(**{_FIELDS[name]: functions(name) for name in FUNCTIONS.values()}, error_type=error_type,
+                   module=module)
+
+    @classmethod
     def from_module(cls, module: str | ModuleType) -> ReferenceAPI:
         mod = importlib.import_module(module) if isinstance(module, str) else module
-        return cls(
-            mod.register_commerce_command,
-            mod.acquire_commerce_command_lease,
-            mod.complete_commerce_command,
-            mod.fail_commerce_command,
-            getattr(mod, "CommandJournalError", UndeclaredError),  # an error with a contract `.code` is enough
-            mod.__name__,
-        )
+        error_type = getattr(mod, "CommandJournalError", UndeclaredError)  # an error with a contract `.code` is enough
+        return cls.from_functions(lambda name: getattr(mod, name), error_type, mod.__name__)
 
-    def call(self, db: Any, op: Operation, clock: Callable[[], datetime], log: Any = None) -> Any:
-        """Make the journal call `op` stands for (its command's kwargs plus the op's own fields) on `db`,
-        with `clock`; `log` (an AttemptLog) goes to systems whose functions accept `attempt_log`."""
-        kwargs = op.command.kwargs()
-        if isinstance(op, Register):
-            function = self.register
-        else:
-            kwargs["lease_id"] = op.lease_id
-            if isinstance(op, Acquire):
-                function = self.acquire
-            else:
-                kwargs["expected_fence_epoch"] = op.expected_fence_epoch
-                if isinstance(op, Complete):
-                    kwargs["terminal_reference_fingerprint"] = op.terminal_reference_fingerprint
-                    function = self.complete
-                elif isinstance(op, Fail):
-                    function = self.fail
-                else:
-                    raise TypeError(f"not a journal call: {type(op).__name__}")
-        if log is not None and accepts_attempt_log(function):
-            kwargs["attempt_log"] = log
-        return function(db=db, clock=clock, **kwargs)
+    def function(self, name: str) -> Callable[..., Any]:
+        """The function of the operation table's `name` (`Implementations.function`)."""
+        return getattr(self, _FIELDS[name])
 
 
-def accepts_attempt_log(function: Callable[..., Any]) -> bool:
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-    return "attempt_log" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+_FIELDS = dict(zip(FUNCTIONS.values(), ("register", "acquire", "complete", "fail"), strict=True))

@@ -1,10 +1,11 @@
 """The journal over the implementation process protocol: `journal:exec:<command line>` as a system spec.
 
 `exec_journal(command_line)` is a `ReferenceAPI` like any Python journal, so the lockstep machine, the races,
-the parallel programs, replay and the gate take it unchanged. Each of its four functions turns the reference's
-keyword arguments into the protocol's request (`docs/implementation-protocol.md`: the seeds' camelCase names,
-the trusted clock reading read once, as the reference reads it) and sends it to the process that serves the
-client's emulator host and project (`fencecheck.implementation_process.ImplementationPool`).
+the parallel programs, replay and the gate take it unchanged. Each of its four functions turns the journal's
+operation table (`fencecheck.plugins.journal_api.call_arguments`: the reference's function names and keyword
+arguments) into the protocol's request (`docs/implementation-protocol.md`: the same names camelCased, as the
+seeds spell them, and the trusted clock reading read once, as the reference reads it) and sends it to the
+process that serves the client's emulator host and project (`fencecheck.implementation_process.ImplementationPool`).
 
 An `error` answer is raised as `ExecContractError` carrying the contract's code: the plug-in judges it as it
 judges the reference's `CommandJournalError`. Everything else that goes wrong (a crash, a hang, a malformed
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -36,12 +36,6 @@ from fencecheck.plugins.journal_api import ReferenceAPI
 from fencecheck.problems import ProblemKind
 
 SPEC_PREFIX = "journal:exec:"
-OPERATIONS = {
-    "register": "registerCommerceCommand",
-    "acquire": "acquireCommerceCommandLease",
-    "complete": "completeCommerceCommand",
-    "fail": "failCommerceCommand",
-}
 
 
 class ExecContractError(FencecheckError):
@@ -100,7 +94,10 @@ def exec_journal(spec: str) -> ReferenceAPI:
     command_line = exec_command_of(spec) or ""
     pool = pool_of(spec)
 
-    def operation(name: str) -> Callable[..., Any]:
+    def operation(function: str) -> Callable[..., Any]:
+        """The table's `function` as a request: its name and its argument names camelCased (protocol v1)."""
+        name = _camel(function)
+
         def call(*, db: Any, clock: Callable[[], datetime], **kwargs: Any) -> dict[str, Any]:
             kwargs.pop("attempt_log", None)  # another process's transaction attempts are not observable here
             host, project = _target(db)
@@ -110,14 +107,7 @@ def exec_journal(spec: str) -> ReferenceAPI:
                 raise ExecContractError(answer.error)
             return answer.output  # type: ignore[return-value]
 
-        call.__name__ = re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+        call.__name__ = function
         return call
 
-    return ReferenceAPI(
-        operation(OPERATIONS["register"]),
-        operation(OPERATIONS["acquire"]),
-        operation(OPERATIONS["complete"]),
-        operation(OPERATIONS["fail"]),
-        ExecContractError,
-        f"{SPEC_PREFIX}{command_line}",
-    )
+    return ReferenceAPI.from_functions(operation, ExecContractError, f"{SPEC_PREFIX}{command_line}")

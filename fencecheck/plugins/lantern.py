@@ -13,7 +13,7 @@ An implementation is a `LanternSystem`: a module with the six operations and its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import ModuleType
 from typing import Any
@@ -79,10 +79,19 @@ class LanternSystem:
 REFERENCE_LANTERN = LanternSystem.of(REFERENCE_SPEC, reference.lantern)
 
 
-# What `invoke` calls on an implementation, each with keyword arguments only (db=, attempt_log=, and clock= for
-# the four that read the time): a user's module (`lantern:<module>`) must have them all.
-FUNCTIONS = ("create_venue", "delete_venue", "light_lantern", "activate_scheduled_lantern", "extinguish_lantern",
-             "read_active_lanterns")
+# The operation table: model operation -> (the function it calls, the op's fields that are its keyword arguments,
+# beside db=, attempt_log= and clock=, which the venue operations are not handed: they never read the time).
+CALLS: dict[type, tuple[str, tuple[str, ...]]] = {
+    CreateVenue: ("create_venue", ("venue_id", "name", "latitude", "longitude", "radius_meters")),
+    DeleteVenue: ("delete_venue", ("venue_id",)),
+    Light: ("light_lantern", ("user_id", "lantern_id", "venue_id", "latitude", "longitude")),
+    ScheduledLight: ("activate_scheduled_lantern", ("user_id", "lantern_id", "venue_id", "scheduled_for")),
+    Extinguish: ("extinguish_lantern", ("user_id", "lantern_id")),
+    ReadActive: ("read_active_lanterns", ()),
+}
+CLOCKLESS = ("create_venue", "delete_venue")
+# What a user's module (`lantern:<module>`) must have: every function of the table.
+FUNCTIONS = tuple(function for function, _fields in CALLS.values())
 
 
 def resolve(spec: str | None) -> LanternSystem:
@@ -112,27 +121,12 @@ def known_bad_variants() -> dict[str, str]:
     return {v.name: v.system_spec for v in catalogue.VARIANTS}
 
 
-def invoke(impl: LanternSystem, db: Any, op: Any, clock: Callable[[], datetime], log: Any = None) -> Any:
-    """Make the call `op` stands for on `impl` (its fields are the call's keyword arguments)."""
-    api = impl.api
-    extra: dict[str, Any] = {"attempt_log": log}
-    if isinstance(op, CreateVenue):
-        return api.create_venue(db=db, venue_id=op.venue_id, name=op.name, latitude=op.latitude,
-                                longitude=op.longitude, radius_meters=op.radius_meters, **extra)
-    if isinstance(op, DeleteVenue):
-        return api.delete_venue(db=db, venue_id=op.venue_id, **extra)
-    extra["clock"] = clock
-    if isinstance(op, Light):
-        return api.light_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, venue_id=op.venue_id,
-                                 latitude=op.latitude, longitude=op.longitude, **extra)
-    if isinstance(op, ScheduledLight):
-        return api.activate_scheduled_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id,
-                                              venue_id=op.venue_id, scheduled_for=op.scheduled_for, **extra)
-    if isinstance(op, Extinguish):
-        return api.extinguish_lantern(db=db, user_id=op.user_id, lantern_id=op.lantern_id, **extra)
-    if isinstance(op, ReadActive):
-        return api.read_active_lanterns(db=db, **extra)
-    raise TypeError(f"not a lantern call: {type(op).__name__}")
+def call_arguments(op: Any) -> tuple[str, dict[str, Any]]:
+    """(function name, keyword arguments) of a call (`Implementations.operation`): the op's fields of `CALLS`."""
+    if type(op) not in CALLS:
+        raise TypeError(f"not a lantern call: {type(op).__name__}")
+    function, fields = CALLS[type(op)]
+    return function, {field: getattr(op, field) for field in fields}
 
 
 def _error_code(impl: LanternSystem, error: BaseException) -> str | None:
@@ -251,8 +245,9 @@ LANTERN = SystemPlugin(
     partitions=Partitions(partition_of_path=_partition_of_path),
     implementations=Implementations(
         resolve=resolve,
-        invoke=invoke,
         unavailable_code=LANTERN_UNAVAILABLE,
+        operation=call_arguments,
+        clockless=CLOCKLESS,
         write_partition=write_project,
         clock_of=_clock_of,
         error_code=_error_code,

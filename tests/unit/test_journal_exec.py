@@ -128,7 +128,7 @@ def test_an_error_answer_is_the_contract_error_and_an_implementation_error_is_no
     busy = Register(CommandRef.from_inputs(**{**COMMAND.kwargs(), "command_id": "busy-1"}), NOW)
     assert journal.answer(system, FakeClient("demo-a"), busy, FixedClock()) == "lease_busy"
     with pytest.raises(ExecContractError) as raised:
-        system.call(FakeClient("demo-a"), busy, FixedClock())
+        journal.invoke(system, FakeClient("demo-a"), busy, FixedClock())
     with pytest.raises(AttributeError):
         raised.value.code = "other"  # immutable, like every contract error
     bug = Register(CommandRef.from_inputs(**{**COMMAND.kwargs(), "command_id": "bug-1"}), NOW)
@@ -142,7 +142,7 @@ def test_one_process_per_project_and_the_least_recently_used_is_ended(fake, monk
     monkeypatch.setattr(implementation_process, "MAX_PROCESSES", 2)
     op = Register(COMMAND, NOW)
     for project in ("demo-a", "demo-a", "demo-b", "demo-c"):
-        system.call(FakeClient(project), op, FixedClock())
+        plugin("journal").invoke(system, FakeClient(project), op, FixedClock())
     hellos = [r["project"] for r in requests(log) if r["op"] == "hello"]
     assert hellos == ["demo-a", "demo-b", "demo-c"]  # demo-a's process served both of its calls
     (pool,) = list(implementation_process._OPEN_POOLS)
@@ -156,7 +156,7 @@ def test_a_client_wrapping_fault_is_refused_not_judged(fake, monkeypatch):
     monkeypatch.setattr("fencecheck.firestore_io.ensure_sentinel", lambda _client: None)
     wrapped = CommitFailureClient(FakeClient("demo-a"))
     with pytest.raises(ExecFaultUnsupported, match="wire proxy") as refused:
-        system.call(wrapped, Register(COMMAND, NOW), FixedClock())
+        plugin("journal").invoke(system, wrapped, Register(COMMAND, NOW), FixedClock())
     assert plugin("journal").error_code(system, refused.value) is None
 
 

@@ -10,7 +10,9 @@ system without parallel programs fails here (and in parallel_tests/test_parallel
 from __future__ import annotations
 
 import copy
+import inspect
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from fencecheck import suite_parts
 from fencecheck.parallel import programs
-from fencecheck.plugin import SystemPlugin, load_part
+from fencecheck.plugin import SystemPlugin, accepts_attempt_log, load_part
 from fencecheck.plugins import SYSTEM_NAMES, plugin
 from fencecheck.systems import system_of_spec
 from stateful_tests.known_bad_support import MachineCatalogue
@@ -153,3 +155,60 @@ def test_its_declared_suite_parts_import_and_fit_together(name):
         unraced = sorted(set(machine.concurrent) - raced - parallel)
         assert not unraced, (f"{name}'s concurrent variants {unraced} are neither in its race module's CATCHES nor "
                              "in its SuiteParts.parallel_variants: no suite runs them")
+
+
+def _plain(value: object) -> bool:
+    """A value a process protocol can carry: JSON (objects with str keys), or a UTC datetime (a timestamp)."""
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    if isinstance(value, datetime):
+        return value.utcoffset() == timedelta(0)
+    return value is None or isinstance(value, bool | int | float | str)
+
+
+def getattr_or_fail(system: SystemPlugin, impl: object, function_name: str):
+    try:
+        function = system.implementations.function(impl, function_name)
+    except AttributeError:
+        function = None
+    if not callable(function):
+        pytest.fail(f"{system.name}: its reference has no function {function_name!r}", pytrace=False)
+    return function
+
+
+@SYSTEMS
+def test_every_operation_is_a_call_of_the_reference_through_the_operation_table(name):
+    """The operation table (`Implementations.operation`) maps every call the system's programs make to a function
+    its reference has, whose parameters take exactly what `SystemPlugin.invoke` hands it (db, the clock unless the
+    function is clockless, attempt_log when it takes one, and the table's arguments), each argument a plain value
+    a process protocol can carry; a fault is no call (TypeError). The operations are those of its parallel
+    programs, which need not make every kind of call: a system's own tests put the rest through its table."""
+    system = plugin(name)
+    table = system.implementations.operation
+    assert table is not None, (f"{name} gives its own invoke and no operation table (Implementations.operation): "
+                               "its calls cannot be checked, nor a process protocol derived from them")
+    reference = system.reference
+
+    @settings(SAMPLES, max_examples=100)  # each example is a few table look-ups
+    @given(_sample_ops(system))
+    def check(ops):
+        for op in ops:
+            if system.is_fault(op):
+                with pytest.raises(TypeError):
+                    table(op)
+                continue
+            function_name, kwargs = table(op)
+            function = getattr_or_fail(system, reference, function_name)
+            handed = {"db": None, **({} if function_name in system.clockless else {"clock": None})}
+            if accepts_attempt_log(function):
+                handed["attempt_log"] = None
+            try:
+                inspect.signature(function).bind(**handed, **kwargs)
+            except TypeError as error:
+                pytest.fail(f"{name}: {function_name} does not take the table's call of {system.describe_op(op)}: "
+                            f"{error}", pytrace=False)
+            assert _plain(kwargs), f"{name}: {function_name}'s arguments are not plain values: {kwargs!r}"
+
+    check()

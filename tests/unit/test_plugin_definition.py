@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import attrs
@@ -11,7 +12,7 @@ import pytest
 from fencecheck.errors import PluginDefinitionError
 from fencecheck.plugin import RECORDS, Codec, SystemPlugin
 from fencecheck.plugins import SYSTEM_NAMES, plugin
-from tests.register_plugin import REGISTER
+from tests.register_plugin import REGISTER, Read, Write
 
 
 @attrs.frozen
@@ -54,6 +55,14 @@ def changed(base: SystemPlugin, **changes: Any) -> SystemPlugin:
     ({"codec__ops_from_json": None}, "codec.ops_to_json, codec.ops_from_json: give both"),
     ({"codec": Codec()}, "codec.operations: expected type name -> attrs operation class"),
     ({"codec": Codec(operations={"read": dict})}, "codec.operations: 'read': expected a non-empty str naming an attrs"),
+    ({"implementations__invoke": None}, "implementations.operation, implementations.invoke: give exactly one (the "
+                                         "operation table, or a call of the system's own), not neither"),
+    ({"implementations__operation": lambda op: ("write", {})}, "implementations.operation, implementations.invoke: "
+                                                               "give exactly one (the operation table, or a call of "
+                                                               "the system's own), not both"),
+    ({"implementations__operation": lambda op: ("write", {}), "implementations__invoke": None,
+      "implementations__clockless": ["write"]}, "implementations.clockless: expected a tuple of function names"),
+    ({"implementations__function": "write"}, "implementations.function: expected a callable, got str"),
     ({"model": "a model"}, "model: expected a fencecheck.plugin.Model, got str"),
     ({"partitions": None}, "partitions: expected a fencecheck.plugin.Partitions, got NoneType"),
 ])
@@ -89,7 +98,7 @@ def test_a_plugin_asks_for_at_most_twelve_fields():
             required += [f"{record}.{name}" for name in _required(RECORDS[record])]
     assert required == ["name", "model", "implementations", "codec", "model.initial_state", "model.step",
                         "model.transitions", "model.documents", "implementations.resolve",
-                        "implementations.invoke", "implementations.unavailable_code"]
+                        "implementations.unavailable_code"]
     assert len(required) <= 12
 
 
@@ -105,3 +114,36 @@ def test_a_record_field_reads_through_the_plugin():
 def test_the_reference_is_what_resolve_answers_for_no_spec():
     for name in SYSTEM_NAMES:
         assert plugin(name).reference is plugin(name).implementations.resolve(None)
+
+
+def _table(op: Write | Read) -> tuple[str, dict[str, Any]]:
+    if isinstance(op, Write):
+        return "write_register", {"key": op.key, "value": op.value}
+    return "read_register", {"key": op.key}
+
+
+def test_invoke_is_derived_from_the_operation_table():
+    """The table's function of `impl.api`, handed db, the clock unless it is clockless, the attempt log only when
+    it takes one, and the table's arguments: nothing else."""
+    seen = []
+
+    def write_register(*, db, clock, key, value, attempt_log=None):
+        seen.append(("write_register", db, clock, key, value, attempt_log))
+        return {"outcome": "written"}
+
+    def read_register(*, db, key):
+        seen.append(("read_register", db, key))
+        return {"outcome": "read"}
+
+    system = changed(REGISTER, implementations__invoke=None, implementations__operation=_table,
+                     implementations__clockless=("read_register",))
+    impl = SimpleNamespace(api=SimpleNamespace(write_register=write_register, read_register=read_register))
+
+    def clock():
+        raise AssertionError("the harness never reads the clock it hands over")
+
+    assert system.invoke(impl, "db", Write("x", 1), clock, "log") == {"outcome": "written"}
+    assert system.invoke(impl, "db", Read("x"), clock, "log") == {"outcome": "read"}
+    assert seen == [("write_register", "db", clock, "x", 1, "log"), ("read_register", "db", "x")]
+    with pytest.raises(TypeError):  # a function that is handed the clock it does not take is a crash, never a pass
+        changed(system, implementations__clockless=()).invoke(impl, "db", Read("x"), clock)

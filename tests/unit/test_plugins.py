@@ -5,6 +5,7 @@ registered plug-in promises: tests/unit/test_plugin_conformance.py; the gateway'
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import attrs
 import pytest
 
+import reference.lantern
 from fencecheck import plugins
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.history import Call, Definite, History, Indefinite, classifier
@@ -168,6 +170,21 @@ def test_only_calls_that_read_time_are_handed_a_clock_reading():
     assert [LANTERN.clock_of(op) is not None for op in LANTERN_OPS] == [False, True, True, True, True, False,
                                                                         False, False]
     assert JOURNAL.clock_of(Register(CMD, T0)) == T0
+
+
+def test_each_lantern_call_names_exactly_the_reference_functions_parameters():
+    """The lantern's operation table puts every operation (its parallel programs make only some: the conformance
+    test) on a reference function whose parameters are exactly what `invoke` hands it; the venue operations are
+    handed no clock, and a fault is no call."""
+    for op in LANTERN_OPS[:-2]:
+        function, kwargs = LANTERN.operation(op)
+        handed = {"db", "attempt_log"} | (set() if function in LANTERN.clockless else {"clock"})
+        assert set(inspect.signature(getattr(reference.lantern, function)).parameters) == {*kwargs, *handed}, function
+    assert [LANTERN.operation(op)[0] in LANTERN.clockless for op in LANTERN_OPS[:-2]] == [True, False, False, False,
+                                                                                         False, True]
+    for fault in LANTERN_OPS[-2:]:
+        with pytest.raises(TypeError, match="not a lantern call"):
+            LANTERN.operation(fault)
 
 
 def test_the_implementations_error_is_told_from_anything_else():
