@@ -30,7 +30,7 @@ from fencecheck.emulator import close_client, emulator_from_environment, new_run
 from fencecheck.lockstep import Lockstep  # noqa: E402
 from fencecheck.plugins import plugin  # noqa: E402
 from fencecheck.plugins.journal_exec import pool_of  # noqa: E402
-from fencecheck.systems import resolve_system  # noqa: E402
+from fencecheck.systems import resolve_implementation  # noqa: E402
 from model.journal import Acquire, CommandRef, Complete, Register  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exec", dest="command", default="node implementations/node-journal/main.js")
     args = parser.parse_args(argv)
     spec = f"journal:exec:{args.command}"
-    systems = {"in-process": plugin("journal").reference, "protocol": resolve_system(spec)}
+    systems = {"in-process": plugin("journal").reference, "protocol": resolve_implementation(spec)}
     ops = program(args.commands)
     token = new_run_token()
     totals = dict.fromkeys(systems, 0.0)

@@ -37,7 +37,7 @@ from fencecheck.plugins import UNNAMED_SYSTEM
 from fencecheck.plugins import plugin as plugin_named
 from fencecheck.problems import Problem, kinds_of, verdict_problem
 from fencecheck.replay_contest import load_contest, replay_contest
-from fencecheck.systems import DEFAULT_SYSTEM, describe_system, resolve_implementation, system_of_spec
+from fencecheck.systems import describe_system, system_of_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_EXPLANATION_LINES = 15
@@ -243,11 +243,10 @@ def _file_spec(path: Path, kind: str, loaded: Any) -> tuple[str, str | None]:
 
 
 def _override(path: Path, system_name: str, spec: str) -> str | None:
-    """The spec `--system SPEC` names for a counterexample of `system_name` (None: the journal's reference)."""
+    """The spec `--system SPEC` names for a counterexample of `system_name` (its reference's own spec for
+    `reference`)."""
     spec = spec.strip()
     if spec == REFERENCE_SPEC:
-        if system_name == DEFAULT_SYSTEM:
-            return None
         own = plugin_named(system_name)
         return own.spec_of(own.reference)
     named = system_of_spec(spec)
@@ -258,9 +257,9 @@ def _override(path: Path, system_name: str, spec: str) -> str | None:
     return spec
 
 
-def _resolve(spec: str | None) -> Any:
+def _resolve(system_name: str, spec: str | None) -> Any:
     try:
-        return resolve_implementation(spec)
+        return plugin_named(system_name).resolve(spec)
     except SystemNotFoundError as error:
         raise UsageError(f"--system: {error}") from None
 
@@ -302,7 +301,7 @@ def prepare(path: Path, system: str | None = None) -> Prepared:
         except SystemNotFoundError as error:
             raise UsageError(f"--system: {error}") from None
         return Prepared(path, kind, attrs.evolve(loaded, implementation=spec), None)
-    return Prepared(path, kind, loaded, _resolve(spec), program)
+    return Prepared(path, kind, loaded, _resolve(system_name, spec), program)
 
 
 def run_prepared(prepared: Prepared, emulator: Any, repeat: int = DEFAULT_REPEAT) -> Outcome:

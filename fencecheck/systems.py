@@ -8,8 +8,10 @@ $FENCECHECK_SYSTEM names an implementation of one system (plug-in), spelled one 
 - `journal:exec:<command line>`: a journal in another process (docs/implementation-protocol.md);
 - a spec a plug-in owns (`SystemPlugin.spec_prefixes`: `reference.lantern`, `known_bad.lantern:<variant>`,
   `reference.gateway`, `known_bad.gateway:<variant>`, `known_bad.journal:<variant>`);
-- anything else is the journal's (DEFAULT_SYSTEM: a bare module with its four functions, as it always was). When
-  the journal cannot resolve such a spec either, the error lists every spelling (`resolve_implementation`).
+- anything else belongs to the one system whose plug-in resolves it (a bare module with the journal's four
+  functions is the journal's, as it always was, because the journal's `resolve` takes it, not because the core
+  prefers a system: `system_of_spec`). A spec no system claims or resolves is an error that lists every
+  spelling and what each system said.
 
 Suites of the other systems run against their reference: `configured_implementation(plugin)`. Each plug-in
 resolves its own specs (`SystemPlugin.resolve`: the journal's spelling is in `fencecheck/plugins/journal.py`).
@@ -29,7 +31,7 @@ from typing import Any
 
 from fencecheck.errors import SystemNotFoundError
 from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins import SYSTEM_NAMES, UNNAMED_SYSTEM
+from fencecheck.plugins import SYSTEM_NAMES
 from fencecheck.plugins import plugin as plugin_named
 
 ENV_SYSTEM = "FENCECHECK_SYSTEM"
@@ -53,13 +55,6 @@ def import_module(name: str, what: str, hint: str = "") -> ModuleType:
         ) from None
 
 
-def resolve_system(spec: str | None) -> Any:
-    """The implementation of the unnamed system (the journal) a spec names, for callers from before specs named
-    their system (benchmarks/protocol_throughput.py)."""
-    return plugin_named(UNNAMED_SYSTEM).resolve(spec)
-
-
-DEFAULT_SYSTEM = UNNAMED_SYSTEM  # owns every spec no plug-in claims: its implementations may be any module
 EXEC_MARK = "exec:"
 SPELLINGS = (
     "<system>:<module> (an importable module implementing that system's operations; systems: {systems}; one "
@@ -116,27 +111,35 @@ def _claimant(spec: str) -> str | None:
     return next((name for name in SYSTEM_NAMES if plugin_named(name).owns_spec(spec)), None)
 
 
+def _resolver(spec: str) -> str:
+    """The one system whose plug-in resolves a (stripped) spec that none claims by its name or its prefixes:
+    every registered plug-in is asked alike, so no system is the default. None resolving it, or two, is a
+    SystemNotFoundError that lists the spellings and what each system said."""
+    found, refusals = [], []
+    for name in SYSTEM_NAMES:
+        try:
+            plugin_named(name).resolve(spec)
+        except SystemNotFoundError as error:
+            refusals.append(f"{name}: {error}")
+        else:
+            found.append(name)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SystemNotFoundError(f"the spec {spec!r} is an implementation of {' and of '.join(found)}: name "
+                                  f"its system, <system>:<module> ({found[0]}:{spec}).")
+    raise SystemNotFoundError(f"no system claims or resolves the spec {spec!r}. An implementation is spelled one "
+                              f"of: {spellings()}. What each system said: " + " ".join(refusals))
+
+
 def system_of_spec(spec: str | None) -> str | None:
     """The plug-in a system spec belongs to ("journal", "lantern", "gateway", or a system registered from
-    outside), None for an empty spec. A spec no plug-in claims is the journal's (DEFAULT_SYSTEM)."""
+    outside), None for an empty spec: the system it names or whose prefixes claim it, else the one whose
+    plug-in resolves it (`_resolver`); a SystemNotFoundError when no system does."""
     spec = (spec or "").strip()
     if not spec:
         return None
-    return _claimant(spec) or DEFAULT_SYSTEM
-
-
-def _resolve(plugin: SystemPlugin, spec: str | None) -> Any:
-    """`plugin.resolve(spec)`; for a spec no plug-in claimed (taken as a bare journal module), a failure says
-    so and lists the spellings, since the journal's own message would mislead about a typo in another's."""
-    try:
-        return plugin.resolve(spec)
-    except SystemNotFoundError as error:
-        stripped = (spec or "").strip()
-        if not stripped or _claimant(stripped) is not None:
-            raise
-        raise SystemNotFoundError(
-            f"no system claims the spec {stripped!r}, so it was taken as a bare journal module, and that failed: "
-            f"{error} An implementation is spelled one of: {spellings()}.") from None
+    return _claimant(spec) or _resolver(spec)
 
 
 def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | None = None) -> Any:
@@ -146,7 +149,7 @@ def configured_implementation(plugin: SystemPlugin, env: Mapping[str, str] | Non
     spec = env.get(ENV_SYSTEM)
     if system_of_spec(spec) != plugin.name:
         return plugin.reference
-    return _resolve(plugin, spec)
+    return plugin.resolve(spec)
 
 
 def reference_run(env: Mapping[str, str] | None = None, *, system: str) -> bool:
@@ -166,9 +169,12 @@ def check_configured(env: Mapping[str, str] | None = None) -> None:
 
 
 def resolve_implementation(spec: str | None) -> Any:
-    """An implementation of whichever system the spec belongs to (`system_of_spec`; no spec: the journal's
-    reference)."""
-    return _resolve(plugin_named(system_of_spec(spec) or DEFAULT_SYSTEM), spec)
+    """An implementation of whichever system the spec belongs to (`system_of_spec`). No spec names no system:
+    a SystemNotFoundError (a caller with a system in hand asks its plug-in, `configured_implementation`)."""
+    name = system_of_spec(spec)
+    if name is None:
+        raise SystemNotFoundError(f"no implementation named: expected one of: {spellings()}.")
+    return plugin_named(name).resolve(spec)
 
 
 def describe_system(system: Any) -> str:

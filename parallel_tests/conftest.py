@@ -29,19 +29,20 @@ from fencecheck import hypothesis_profiles, suite_parts
 from fencecheck.errors import FencecheckError
 from fencecheck.parallel import DEFAULT_REPEAT, Budget, ProjectSource, budget_for
 from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins import plugin
+from fencecheck.plugins import UNNAMED_SYSTEM, plugin
 from fencecheck.pytest_plugin import count_option, wire_mix
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
-from fencecheck.systems import DEFAULT_SYSTEM, ENV_SYSTEM, check_configured, reference_run
+from fencecheck.systems import ENV_SYSTEM, check_configured, reference_run
 
 ENV_REPEAT = "FENCECHECK_PARALLEL_REPEAT"
-REFERENCE_RUN = "reference"  # the name of the default system's (the journal's) reference run (parallel/reference.json)
+REFERENCE_RUN = "reference"  # the unnamed system's (the journal's) reference run (parallel/reference.json)
 
 
 def reference_run_name(name: str) -> str:
-    """The name of system `name`'s reference run, its artifact parallel/<name>.json: `reference` for the default
-    system (the journal's, the name it had before there were others), `<name>-reference` for each other."""
-    return REFERENCE_RUN if name == DEFAULT_SYSTEM else f"{name}-reference"
+    """The name of system `name`'s reference run, its artifact parallel/<name>.json: `reference` for the system
+    that files naming none mean (the registry's UNNAMED_SYSTEM, the journal: the name its run had before there were
+    others), `<name>-reference` for each other."""
+    return REFERENCE_RUN if name == UNNAMED_SYSTEM else f"{name}-reference"
 
 
 def budget_of(system: SystemPlugin, profile: str | None = None) -> Budget:

@@ -330,5 +330,5 @@ def test_system_override_rewrites_a_program_to_the_named_implementation(tmp_path
 def test_system_override_of_a_race(tmp_path):
     path = _saved_race(tmp_path, implementation=f"known_bad.journal:{VARIANT}")
     assert replay.prepare(path).loaded.implementation == f"known_bad.journal:{VARIANT}"
-    assert replay.prepare(path, "reference").loaded.implementation is None  # the journal's reference
+    assert replay.prepare(path, "reference").loaded.implementation == "reference"  # the journal's reference's spec
     assert replay.prepare(path, "reference").loaded.plugin.resolve(None) is REFERENCE

@@ -28,7 +28,7 @@ from fencecheck.plugins.journal_exec import (
     is_exec_spec,
     pool_of,
 )
-from fencecheck.systems import resolve_system, system_of_spec
+from fencecheck.systems import resolve_implementation, system_of_spec
 from model.journal import Acquire, CommandRef, Register
 
 NOW = datetime(2026, 1, 1, 0, 1, 0, 250, tzinfo=UTC)
@@ -166,7 +166,7 @@ def test_specs_name_the_journal_and_resolve_once():
     assert system_of_spec(spec) == "journal"
     _forget()
     try:
-        assert resolve_system(spec) is resolve_system(spec)  # one pool of processes per spec
+        assert resolve_implementation(spec) is resolve_implementation(spec)  # one pool of processes per spec
     finally:
         _forget()
 

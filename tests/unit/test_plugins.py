@@ -208,9 +208,8 @@ def test_implementations_resolve_by_spec():
 
 
 def test_each_plugin_names_the_specs_that_are_its_own():
-    from fencecheck.systems import DEFAULT_SYSTEM, system_of_spec
+    from fencecheck.systems import system_of_spec
 
-    assert DEFAULT_SYSTEM == "journal"
     for name in SYSTEM_NAMES:
         own = plugin(name)
         assert own.spec_prefixes, name  # every plug-in says which specs are its
@@ -218,8 +217,12 @@ def test_each_plugin_names_the_specs_that_are_its_own():
         assert own.owns_spec(reference) and system_of_spec(reference) == name
         assert system_of_spec(f"known_bad.{name}:any_variant") == name
         assert system_of_spec(f"{name}:exec:some command") == name
-    # exact names are exact, prefixes end in ":"; a module no plug-in owns is the journal's
-    assert system_of_spec("reference.lanternish") == "journal" and system_of_spec("my_journal.impl") == "journal"
+    # exact names are exact, prefixes end in ":"; a spec no plug-in owns is the one whose plug-in resolves it, and
+    # none resolving it is an error, never the journal's by default
+    assert system_of_spec("tests.fakes.ordinary_journal") == "journal"  # the journal's resolve takes the module
+    for unowned in ("reference.lanternish", "my_journal.impl"):
+        with pytest.raises(SystemNotFoundError, match=f"no system claims or resolves the spec '{unowned}'"):
+            system_of_spec(unowned)
     assert system_of_spec("  ") is None
 
 
@@ -230,7 +233,8 @@ def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
                                                               spec_prefixes=("acme.lantern:",)))
     monkeypatch.setattr(systems, "plugin_named", lambda name: claiming if name == "lantern" else plugin(name))
     assert systems.system_of_spec("acme.lantern:v2") == "lantern"
-    assert systems.system_of_spec("known_bad.lantern:x") == "journal"  # no longer claimed: the default's
+    with pytest.raises(SystemNotFoundError, match="no system claims or resolves"):  # no longer claimed: no one's
+        systems.system_of_spec("known_bad.lantern:x")
 
 
 def test_each_plugins_browser_boundary_is_probed_under_names_of_its_own(monkeypatch):

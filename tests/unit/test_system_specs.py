@@ -12,6 +12,7 @@ import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
+import attrs
 import pytest
 
 import reference.gateway
@@ -19,6 +20,7 @@ import reference.lantern
 from fencecheck import cli, replay
 from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import SystemNotFoundError, UsageError
+from fencecheck.plugins import plugin
 from fencecheck.plugins.gateway import FUNCTIONS as GATEWAY_FUNCTIONS
 from fencecheck.plugins.gateway import GATEWAY, REFERENCE_GATEWAY
 from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
@@ -60,8 +62,7 @@ def _reexport(module: str, names: list[str]) -> str:
     ("gateway:exec:node main.js", "gateway"),  # claimed, and refused by the gateway (below)
     ("reference.lantern", "lantern"),
     ("known_bad.gateway:x", "gateway"),
-    ("my_journal", "journal"),  # a bare module: the journal's, as before
-    ("known_bad.gatway:x", "journal"),  # nothing claims it: taken as a journal module
+    ("tests.fakes.ordinary_journal", "journal"),  # a bare module: the journal's, since its resolve takes it
     ("", None),
 ])
 def test_the_system_of_a_spec(spec, system):
@@ -149,15 +150,18 @@ def test_module_of_spec():
         module_of_spec("lantern", "lantern:")
 
 
-def test_a_spec_no_system_claims_lists_the_spellings():
+def test_a_spec_no_system_claims_or_resolves_lists_the_spellings_and_what_each_system_said():
     with pytest.raises(SystemNotFoundError) as raised:
         resolve_implementation("known_bad.gatway:x")
-    assert str(raised.value) == (
-        "no system claims the spec 'known_bad.gatway:x', so it was taken as a bare journal module, and that failed: "
-        "journal system 'known_bad.gatway:x': module 'known_bad.gatway' cannot be imported (ModuleNotFoundError: No "
-        "module named 'known_bad.gatway'). Expected an importable module with the four journal functions (bare, or "
-        "journal:<module>), known_bad.journal:<variant>, or journal:exec:<command line>. An implementation is "
-        f"spelled one of: {spellings()}.")
+    message = str(raised.value)
+    assert message.startswith(  # no system is the default: none is blamed alone, each says why not
+        f"no system claims or resolves the spec 'known_bad.gatway:x'. An implementation is spelled one of: "
+        f"{spellings()}. What each system said: journal: journal system 'known_bad.gatway:x': module "
+        "'known_bad.gatway' cannot be imported (ModuleNotFoundError: No module named 'known_bad.gatway').")
+    assert message.endswith(
+        " lantern: lantern system 'known_bad.gatway:x': expected reference.lantern, known_bad.lantern:<variant> or "
+        "lantern:<module>. gateway: gateway system 'known_bad.gatway:x': expected reference.gateway, "
+        "known_bad.gateway:<variant> or gateway:<module>.")
     assert spellings() == (
         "<system>:<module> (an importable module implementing that system's operations; systems: journal, lantern, "
         "gateway; one of your own is registered by --plugin or an entry point, docs/plugins-from-your-package.md); "
@@ -166,6 +170,19 @@ def test_a_spec_no_system_claims_lists_the_spellings():
         "(that system's reference); a bare module with the four journal functions (the journal's, as before "
         "<system>:<module>)")
 
+
+
+def test_a_spec_two_systems_resolve_is_refused_not_given_to_either(monkeypatch):
+    from fencecheck import systems
+
+    taking_all = attrs.evolve(LANTERN, implementations=attrs.evolve(LANTERN.implementations,
+                                                                    resolve=lambda spec: REFERENCE))
+    monkeypatch.setattr(systems, "plugin_named", lambda name: taking_all if name == "lantern" else plugin(name))
+    bare = "tests.fakes.ordinary_journal"  # a bare module with the journal's four functions
+    expected = r"is an implementation of journal and of lantern: name its system, <system>:<module> \(journal:"
+    with pytest.raises(SystemNotFoundError, match=expected + r"tests.fakes.ordinary_journal\)"):
+        systems.system_of_spec(bare)
+    assert systems.system_of_spec(f"journal:{bare}") == "journal"  # named, it is the journal's
 
 def test_an_empty_gate_system_lists_the_spellings(tmp_path, capsys):
     assert cli.main(["gate", "--system", " ", "--artifacts", str(tmp_path / "a")]) == 2
