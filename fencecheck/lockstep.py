@@ -117,7 +117,7 @@ class Lockstep:
         self,
         db: Any,
         *,
-        plugin: SystemPlugin | None = None,  # None: the journal, for fencecheck/parallel and old journal files
+        plugin: SystemPlugin,  # the system the run is of: the core defaults to none
         system: Any = None,
         epoch: datetime | None = None,
         coverage: Counter[str] | None = None,
@@ -125,7 +125,6 @@ class Lockstep:
         wire: Any = None,
     ) -> None:
         self.db = db
-        plugin = plugin_named(UNNAMED_SYSTEM) if plugin is None else plugin  # see `plugin` above
         # A `fencecheck.wire.WireSession` (a proxy in front of the same emulator, a client of the same project):
         # commit-failure steps then run on it, their commits rejected on the wire, and lost-response steps
         # (`plugin.response_lost`) need it. Read-backs always use `db`.
@@ -468,7 +467,8 @@ def replay(
     operations and once more at the end. With `wire`, commit-failure and lost-response steps run on it; a
     program that needs one (`needs_wire`) and has no `wire` gets a wire proxy of its own in front of `db`'s
     emulator, stopped at the end. (`plugin` None: a journal file written before its own `replay`,
-    `fencecheck.plugins.journal.replay`, existed; `Lockstep` takes the journal then.)"""
+    `fencecheck.plugins.journal.replay`, existed: such a file names no system, so it is the registry's
+    UNNAMED_SYSTEM's, as a history that names none is.)"""
     plugin = plugin_named(UNNAMED_SYSTEM) if plugin is None else plugin
     ops = list(ops)
     with contextlib.ExitStack() as stack:

@@ -1,6 +1,6 @@
 """The lockstep runner's faults on the wire: a commit rejected by the proxy, a commit applied whose answer is lost.
 
-`Lockstep(db, wire=session)` (a `fencecheck.wire.session.WireSession`) runs its commit-failure and
+`Lockstep(db, plugin=..., wire=session)` (a `fencecheck.wire.session.WireSession`) runs its commit-failure and
 lost-response steps on the session's client, with these faults:
 
 - a commit-failure step (`plugin.commit_fails(op)`, the journal's `commit_fails=True`): every Commit of the

@@ -1,6 +1,6 @@
 """A wire session: a fault proxy in front of the emulator and a Firestore client of one project through it.
 
-The lockstep runner takes one (`Lockstep(db, wire=...)`) to run its commit-failure and lost-response steps
+The lockstep runner takes one (`Lockstep(db, plugin=..., wire=...)`) to run its commit-failure and lost-response steps
 on the wire (`fencecheck/wire/lockstep.py`); its read-backs stay on the direct client. The pytest fixtures
 (`wire_proxy`, one per test process, and `wire_session`, per test: `fencecheck.pytest_plugin`) start the proxy
 with the emulator fixtures; `open_session` starts one for a block (a replay without fixtures).

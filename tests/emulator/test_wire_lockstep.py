@@ -14,7 +14,7 @@ from google.cloud import firestore
 
 from fencecheck.firestore_io import read_project
 from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
-from fencecheck.plugins.journal import REFERENCE
+from fencecheck.plugins.journal import JOURNAL, REFERENCE
 from fencecheck.wire import FaultKind
 from known_bad.journal import WIRE_VARIANTS, variant
 from model.journal import Acquire, CommandRef, Register
@@ -53,7 +53,7 @@ def _kinds(wire) -> list[tuple[str, FaultKind, str | None, str | None]]:
 
 
 def test_a_commit_failure_step_is_rejected_on_the_wire(firestore_db, wire):
-    lockstep = Lockstep(firestore_db, wire=wire.session)
+    lockstep = Lockstep(firestore_db, plugin=JOURNAL, wire=wire.session)
     lockstep.check_documents()
     lockstep.run(Register(CMD, at(0), commit_fails=True))  # the model: journal_unavailable, nothing stored
     assert read_project(firestore_db) == {}
@@ -68,7 +68,7 @@ def _raw_paths(db) -> list[str]:
 
 
 def test_commit_applied_response_lost_follows_the_applied_outcome(firestore_db, wire):
-    lockstep = Lockstep(firestore_db, wire=wire.session)
+    lockstep = Lockstep(firestore_db, plugin=JOURNAL, wire=wire.session)
     lockstep.check_documents()
     result = lockstep.run(Register(CMD, at(0), response_lost=True))
     assert result is not None and result.outcome == "registered_new"  # applied: the model followed it
@@ -82,7 +82,7 @@ def test_commit_applied_response_lost_follows_the_applied_outcome(firestore_db, 
 
 
 def test_a_lost_response_before_any_commit_is_an_ordinary_step(firestore_db, wire):
-    lockstep = Lockstep(firestore_db, wire=wire.session)
+    lockstep = Lockstep(firestore_db, plugin=JOURNAL, wire=wire.session)
     result = lockstep.run(Acquire(CMD, HOLDER, at(0), response_lost=True))  # not registered: no commit sent
     assert result.code == "command_not_registered"
     assert wire.events() == ()
@@ -105,7 +105,7 @@ def test_nothing_applied_and_unavailable_follows_the_not_applied_outcome(firesto
         except Exception:
             raise CommandJournalError("journal_unavailable") from None
 
-    lockstep = Lockstep(firestore_db, system=_with_register(register), wire=wire.session)
+    lockstep = Lockstep(firestore_db, plugin=JOURNAL, system=_with_register(register), wire=wire.session)
     assert lockstep.run(Register(CMD, at(0), response_lost=True)) is None
     assert lockstep.state == lockstep.plugin.initial_state()
     assert lockstep.transitions == {}
@@ -131,7 +131,7 @@ def test_any_other_answer_to_a_lost_response_is_a_mismatch(firestore_db, wire, a
         return {"journalSchemaVersion": 1, "outcome": "registered_new", "state": "registered"}
 
     system = _with_register(definite if answer == "command_conflict" else claims)
-    lockstep = Lockstep(firestore_db, system=system, wire=wire.session)
+    lockstep = Lockstep(firestore_db, plugin=JOURNAL, system=system, wire=wire.session)
     with pytest.raises(LockstepMismatch, match="the wire lost the commit's answer") as caught:
         lockstep.run(Register(CMD, at(0), response_lost=True))
     shown = "show the step applied" if answer == "command_conflict" else "show the step not applied"
@@ -146,7 +146,8 @@ def test_documents_of_neither_outcome_are_a_mismatch(firestore_db, wire):
             db.document("checkoutRequests/stray").set({"stray": True})  # and a write no outcome has
         raise AssertionError("unreachable: the wire lost the answer")
 
-    lockstep = Lockstep(firestore_db, system=_with_register(register), wire=wire.session, full_check_every=1)
+    lockstep = Lockstep(firestore_db, plugin=JOURNAL, system=_with_register(register), wire=wire.session,
+                        full_check_every=1)
     lockstep.check_documents()
     with pytest.raises(LockstepMismatch, match="neither the model's with the step applied nor without it"):
         lockstep.run(Register(CMD, at(0), response_lost=True))
@@ -172,7 +173,6 @@ def test_needs_wire_leaves_a_client_without_an_emulator_to_the_client_side_path(
     from types import SimpleNamespace
 
     from fencecheck.lockstep import needs_wire
-    from fencecheck.plugins.journal import JOURNAL
 
     failing, lost = [Register(CMD, at(0), commit_fails=True)], [Register(CMD, at(0), response_lost=True)]
     emulator_client, fake = SimpleNamespace(_emulator_host="localhost:8080"), SimpleNamespace()
