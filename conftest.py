@@ -1,3 +1,3 @@
-"""Root conftest: registers the Firestore emulator fixtures (see fencecheck/pytest_plugin.py)."""
+"""Root conftest: registers the Firestore emulator fixtures (see fencecheck/suites/pytest_plugin.py)."""
 
-pytest_plugins = ["fencecheck.pytest_plugin"]
+pytest_plugins = ["fencecheck.suites.pytest_plugin"]

@@ -1,6 +1,6 @@
-"""Time the linearizability checker (fencecheck/linearizability.py) on generated histories.
+"""Time the linearizability checker (fencecheck/checker/linearizability.py) on generated histories.
 
-Histories come from the model itself (`fencecheck.history.simulate` or a small discrete-event simulation of
+Histories come from the model itself (`fencecheck.checker.history.simulate` or a small discrete-event simulation of
 workers), so they are linearizable by construction; the illegal variants mutate one answer. Figures are the
 median of several runs of `check`, with the targets of the issue next to them:
 
@@ -36,9 +36,9 @@ import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fencecheck.history import Call, Definite, History, Indefinite, Planned, simulate  # noqa: E402
-from fencecheck.linearizability import DEFAULT_BUDGET, check  # noqa: E402
-from fencecheck.plugins.journal import JOURNAL  # noqa: E402
+from fencecheck.checker.history import Call, Definite, History, Indefinite, Planned, simulate  # noqa: E402
+from fencecheck.checker.linearizability import DEFAULT_BUDGET, check  # noqa: E402
+from fencecheck.systems.journal.plugin import JOURNAL  # noqa: E402
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step  # noqa: E402
 from tests.register_plugin import REGISTER, break_reads, register_history  # noqa: E402
 

@@ -29,10 +29,15 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import settings  # noqa: E402
 
-from fencecheck import hypothesis_profiles  # noqa: E402
-from fencecheck.contest_results import write_json  # noqa: E402
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
-from fencecheck.lockstep import LockstepMismatch  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
+from fencecheck.runners.contest_results import write_json  # noqa: E402
+from fencecheck.runners.lockstep import LockstepMismatch  # noqa: E402
+from fencecheck.suites import hypothesis_profiles  # noqa: E402
 from known_bad.journal import CONCURRENT_VARIANTS, variant  # noqa: E402
 from race_tests.scenarios import SCENARIOS, execute  # noqa: E402
 

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import reference  # noqa: E402
-from fencecheck.emulator import emulator_from_environment  # noqa: E402
+from fencecheck.emulator.lifecycle import emulator_from_environment  # noqa: E402
 from reference.journal import runner as runner_module  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

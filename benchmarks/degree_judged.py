@@ -3,7 +3,7 @@ against the reference and against an ordinary implementation (tests/fakes: the r
 replaced by the SDK's own `transactional`, an abort retried at once), on one emulator.
 
 Per scenario and implementation it prints: runs judged at the scenario's own degree, the degree judged for
-each run (a contended run is raced again with its first 12, 8, 4 callers, `fencecheck.contest_results`),
+each run (a contended run is raced again with its first 12, 8, 4 callers, `fencecheck.runners.contest_results`),
 the definite share at the scenario's degree over all runs, the race wall time's median and maximum, and the
 runs that accused the implementation of a contract finding (never expected: both are correct). Prints only;
 asserts nothing. Uses $FIRESTORE_EMULATOR_HOST when set, otherwise starts (and stops) its own emulator.
@@ -25,11 +25,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
-from fencecheck.plugins.journal import REFERENCE as JOURNAL_REFERENCE  # noqa: E402
-from fencecheck.plugins.journal import ReferenceAPI  # noqa: E402
-from fencecheck.plugins.lantern import LANTERN  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
 from fencecheck.problems import ProblemKind  # noqa: E402
+from fencecheck.systems.journal.plugin import REFERENCE as JOURNAL_REFERENCE  # noqa: E402
+from fencecheck.systems.journal.plugin import ReferenceAPI  # noqa: E402
+from fencecheck.systems.lantern.plugin import LANTERN  # noqa: E402
 from race_tests import lantern_scenarios, scenarios  # noqa: E402
 from race_tests.race_known_bad import findings_of  # noqa: E402
 

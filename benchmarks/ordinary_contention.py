@@ -2,7 +2,7 @@
 
 Races N callers (default 24 and 8) of one journal race scenario (default `distinct_holder_first_acquire`,
 race_tests/scenarios.py: one registered command, N distinct holders take its first lease) through
-`fencecheck.contest.run_contest`, as the race suite does (whole-call retries included), against two systems:
+`fencecheck.runners.contest.run_contest`, as the race suite does (whole-call retries included), against two systems:
 
 - the reference (reference/journal/runner.py: wall-clock retry rounds, read-only looks);
 - `tests.fakes.ordinary_journal` (the same journal on the SDK's own `transactional`: an abort retried at once,
@@ -14,7 +14,7 @@ harness's whole-call retries, of all callers; the race's seconds (first invocati
 attempts, aborts and looks per caller (max/median, summed over the caller's calls); the emulator's lock
 timeouts during the run (its log, when this process started it); the documents stored after the setup and at
 the end (whether any commit landed); the checker's verdict; and how the race suite's definite-share rule judges
-the run (`fencecheck.definite`: its contention message, and the unavailable answers it excused). It asserts
+the run (`fencecheck.checker.definite`: its contention message, and the unavailable answers it excused). It asserts
 nothing: the figures are docs/contention.md's. Uses $FIRESTORE_EMULATOR_HOST when set (lock timeouts then
 unknown), otherwise starts (and stops) its own emulator.
 
@@ -36,10 +36,15 @@ import attrs
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fencecheck.contest import ContestRun, Ids, RacerRecord, run_contest  # noqa: E402
-from fencecheck.contest_results import contest_result  # noqa: E402
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
-from fencecheck.plugins.journal import JOURNAL, REFERENCE  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
+from fencecheck.runners.contest import ContestRun, Ids, RacerRecord, run_contest  # noqa: E402
+from fencecheck.runners.contest_results import contest_result  # noqa: E402
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE  # noqa: E402
 from race_tests.scenarios import BY_NAME  # noqa: E402
 
 ORDINARY_SPEC = "tests.fakes.ordinary_journal"
@@ -84,7 +89,7 @@ def describe(system: str, width: int, repeat: int, run: ContestRun, lock_timeout
 
 
 def share(run: ContestRun) -> str:
-    """How the race suite's definite-share rule (fencecheck.definite) judges the run: its contention message,
+    """How the race suite's definite-share rule (fencecheck.checker.definite) judges the run: its contention message,
     or that the share holds; with the unavailable answers it excused as the contract's own."""
     result = contest_result(run)
     judged = "definite share holds" if result.contention is None else result.contention

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/protocol_throughput.py [--commands 20] [--rounds 4]
         [--exec "node implementations/node-journal/main.js"]
 
-Both figures run the same lockstep program through `fencecheck.lockstep.Lockstep` (model and implementation in
+Both figures run the same lockstep program through `fencecheck.runners.lockstep.Lockstep` (model and implementation in
 lockstep, every answer and the stored documents compared, with the read-back the stateful machines do): per
 command, register, register again, acquire, acquire again (the holder's own lease), a second holder (busy),
 complete, the exact terminal retry, and an acquire that observes the terminal state: 8 operations. "in-process"
@@ -26,11 +26,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
-from fencecheck.lockstep import Lockstep  # noqa: E402
-from fencecheck.plugins import plugin  # noqa: E402
-from fencecheck.plugins.journal_exec import pool_of  # noqa: E402
-from fencecheck.systems import resolve_implementation  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
+from fencecheck.plugin.registry import plugin  # noqa: E402
+from fencecheck.plugin.specs import resolve_implementation  # noqa: E402
+from fencecheck.runners.lockstep import Lockstep  # noqa: E402
+from fencecheck.systems.journal.exec import pool_of  # noqa: E402
 from model.journal import Acquire, CommandRef, Complete, Register  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -30,8 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fencecheck.contest_results import ScenarioResult, write_json  # noqa: E402
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
+from fencecheck.runners.contest_results import ScenarioResult, write_json  # noqa: E402
 from race_tests.scenarios import BY_NAME, SCENARIOS, execute  # noqa: E402
 
 MEDIAN_TARGET_S = 10.0

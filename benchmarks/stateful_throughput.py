@@ -13,7 +13,7 @@
     them: every rule that applies an operation to model and reference, and the rules that only grow a
     Bundle or move the trusted clock), divided by the wall time of the whole run: Hypothesis, the model,
     the reference calls, every document read-back and the project reset between examples included. The
-    read-back is what `fencecheck.lockstep` documents: after each operation one batched get of the
+    read-back is what `fencecheck.runners.lockstep` documents: after each operation one batched get of the
     operation's key; the whole project before the first step, every `FULL_CHECK_EVERY` (16) operations
     and at the end of each example.
 (c') operations/s, the stricter figure: the same run, counting only the operations the Lockstep applied
@@ -48,7 +48,12 @@ from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 from hypothesis.stateful import invariant  # noqa: E402
 
 import reference  # noqa: E402
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
 from stateful_tests import machine_runner  # noqa: E402
 from stateful_tests.journal_machine import JournalMachine  # noqa: E402
 from stateful_tests.machine_runner import run_machine  # noqa: E402

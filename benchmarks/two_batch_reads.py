@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fencecheck.emulator import close_client, emulator_from_environment  # noqa: E402
+from fencecheck.emulator.lifecycle import close_client, emulator_from_environment  # noqa: E402
 
 HOLDERS, STAGGER, READ_AT, COMMIT_AT = 6, 0.4, 0.3, 1.0
 

@@ -26,7 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from google.cloud import firestore  # noqa: E402
 
-from fencecheck.emulator import close_client, emulator_from_environment, new_run_token, project_id_for  # noqa: E402
+from fencecheck.emulator.lifecycle import (  # noqa: E402
+    close_client,
+    emulator_from_environment,
+    new_run_token,
+    project_id_for,
+)
 from fencecheck.wire import WireProxy  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """`python -m fencecheck` and the `fencecheck` console script."""
 
-from .cli import main
+from fencecheck.cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

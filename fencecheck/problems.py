@@ -2,14 +2,14 @@
 
 The kind is set where the problem is created (the contest runner, the parallel engine, the lockstep runner, the
 process protocol client, the checker's verdict, the suites' assertions) and travels with it: to the known-bad
-judge (`fencecheck.known_bad_verdict.judge`), to the race result files, and through a failing test's JUnit
+judge (`fencecheck.checker.known_bad_verdict.judge`), to the race result files, and through a failing test's JUnit
 record to `fencecheck gate --known-bad`. Nothing reads a kind back from a message's text.
 
 Kinds:
 
     contract     a property of the contract broke (an answer, the stored documents, an invariant, an illegal
                  history, a scenario's promise, the clock read other than once)
-    contention   too few definite answers for the verdict to mean anything (fencecheck.definite)
+    contention   too few definite answers for the verdict to mean anything (fencecheck.checker.definite)
     unknown      the checker could not decide within its budget
     crash        the implementation raised something other than the system's error, or its process died
     hang         a call never returned, or no answer came in time
@@ -149,8 +149,8 @@ def decided(problems: Iterable[Problem]) -> bool:
 
 
 # The JUnit property under which a failing test records its problems' kinds (`kinds_of`): written by
-# fencecheck.pytest_plugin, read back by fencecheck.failures for the gate. Here, beside the kinds, so the writer
-# (a runner's) and the reader (the report's) share it without the lower importing the higher.
+# fencecheck.suites.pytest_plugin, read back by fencecheck.report.failures for the gate. Here, beside the kinds, so the
+# writer (a runner's) and the reader (the report's) share it without the lower importing the higher.
 KINDS_PROPERTY = "fencecheck_problem_kinds"
 
 

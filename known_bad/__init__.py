@@ -5,5 +5,5 @@ function rewritten to carry one small, commented bug (`known_bad.loader.mutate`)
 package is never modified, and it never imports anything from here.
 
     from known_bad.journal import VARIANTS, system
-    api = system("expiry-equality-active")        # a fencecheck.lockstep.ReferenceAPI
+    api = system("expiry-equality-active")        # a fencecheck.runners.lockstep.ReferenceAPI
 """

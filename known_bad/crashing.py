@@ -2,7 +2,7 @@
 way a broken harness or a careless edit would; or the lantern's racing operations raise a RuntimeError whose
 message spans lines (`lantern_multi_line_crash`). They are not in the catalogues (nothing in them breaks a rule of
 the contract); the known-bad runners' own tests use them to show that a crash is reported `error`, never
-`caught` (fencecheck.known_bad_verdict). Built with the catalogue's mechanism (`known_bad.loader`), loaded once
+`caught` (fencecheck.checker.known_bad_verdict). Built with the catalogue's mechanism (`known_bad.loader`), loaded once
 per process.
 """
 
@@ -12,8 +12,8 @@ import functools
 
 import attrs
 
-from fencecheck.plugins.journal import ReferenceAPI
-from fencecheck.plugins.lantern import LanternSystem
+from fencecheck.systems.journal.plugin import ReferenceAPI
+from fencecheck.systems.lantern.plugin import LanternSystem
 from known_bad.lantern import Edit, load_fresh_copy
 from known_bad.loader import load_reference_copy, mutate
 

@@ -9,7 +9,7 @@ parallel programs (its plug-in's `parallel`): the tests are parametrized over th
 
 Every program runs R times (`--parallel-repeat`, else $FENCECHECK_PARALLEL_REPEAT, else 5), each repetition
 on a fresh emulator project. Examples and shrinking time per profile: each system's `ParallelSpec.budgets`
-(fencecheck/plugins/<system>_parallel.py), else `fencecheck.parallel.BUDGETS` (the journal's).
+(fencecheck/systems/<system>_parallel.py), else `fencecheck.parallel.BUDGETS` (the journal's).
 Results go to artifacts/parallel/ (the evidence report's "parallel" section), shrunk failing programs to
 counterexamples/parallel-<system>-<id>.json (replay: `fencecheck.parallel.replay_parallel(path, db)`).
 
@@ -25,14 +25,15 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import hypothesis_profiles, suite_parts
+import fencecheck.plugin.suite_parts as suite_parts
 from fencecheck.errors import FencecheckError
 from fencecheck.parallel import DEFAULT_REPEAT, Budget, ProjectSource, budget_for
-from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins import UNNAMED_SYSTEM, plugin
-from fencecheck.pytest_plugin import count_option, wire_mix
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.plugin.registry import UNNAMED_SYSTEM, plugin
+from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, reference_run
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
-from fencecheck.systems import ENV_SYSTEM, check_configured, reference_run
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.suites.pytest_plugin import count_option, wire_mix
 
 ENV_REPEAT = "FENCECHECK_PARALLEL_REPEAT"
 REFERENCE_RUN = "reference"  # the unnamed system's (the journal's) reference run (parallel/reference.json)

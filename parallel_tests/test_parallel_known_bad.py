@@ -9,7 +9,7 @@ its budget's `known_bad_examples` (conftest.py `budget_of`; the run stops at the
 example database (a warm database would replay last run's counterexample at once and hide a loss of reach of
 the strategy).
 
-Caught is the one rule of fencecheck.known_bad_verdict, judged from the repetitions' structured problems
+Caught is the one rule of fencecheck.checker.known_bad_verdict, judged from the repetitions' structured problems
 (`CaseResult.findings`, each of the kind it was found as): the reported (shrunk) case failed a property of the
 contract (an illegal history, a structural invariant, the clock read twice, a prefix call that disagreed with
 the model) in none of its repetitions by an error (a foreign exception such as a `NameError`, an exec:
@@ -42,8 +42,8 @@ import attrs
 import pytest
 from hypothesis import Phase, settings
 
-from fencecheck import suite_parts
-from fencecheck.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.checker.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
 from fencecheck.parallel import (
     FAILS_IN_PREFIX,
     Budget,
@@ -57,8 +57,8 @@ from fencecheck.parallel import (
 )
 from fencecheck.parallel.case import CaseResult
 from fencecheck.parallel.minimize import MIN_BRANCHES
-from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins import plugin
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.plugin.registry import plugin
 from fencecheck.problems import Problem, verdict_problem
 from fencecheck.report.parallel import ParallelVariant, write_parallel_variant
 from known_bad.crashing import journal_name_error, lantern_name_error
@@ -173,7 +173,7 @@ def judge_parallel_variant(api: Any, *, projects: ProjectSource, emulator: Any, 
 def catch_parallel_variant(judge_it: Any, *, name: str, v: Any, system: SystemPlugin, label: str,
                            request: Any, record_property: Any) -> None:
     """`judge_it()` (a `judge_parallel_variant` call), its result written once, after every check, and the
-    test's verdict: caught under fencecheck.known_bad_verdict, and not in the prefix. `label` names the
+    test's verdict: caught under fencecheck.checker.known_bad_verdict, and not in the prefix. `label` names the
     variant's kind in messages ("concurrent known-bad variant")."""
     config = request.config
     try:

@@ -1,11 +1,11 @@
 """Each registered system's reference under parallel programs (parametrized over the systems with parallel
 programs, ids naming the system): every generated program (a prefix, then 2-4 racing branches, with at least
 one contested partition) must pass every one of its R repetitions. Each system's programs are its plug-in's
-(fencecheck/plugins/<system>_parallel.py), its budget theirs (`ParallelSpec.budgets`, conftest.py `budget_of`).
+(fencecheck/systems/<system>_parallel.py), its budget theirs (`ParallelSpec.budgets`, conftest.py `budget_of`).
 
 A failure is a proof, not a timing accident: the failing repetition's history was judged not linearizable
 (or a structural invariant broke). A repetition with fewer than 90% definite branch calls fails the test
-too, for contention, never as a contract verdict (`fencecheck.definite`). The shrunk program is saved as
+too, for contention, never as a contract verdict (`fencecheck.checker.definite`). The shrunk program is saved as
 counterexamples/parallel-<system>-<implementation>-<id>.json and the run is written to
 artifacts/parallel/<run>.json for the evidence report either way (`reference.json` for the journal,
 `<system>-reference.json` for the others: conftest.py `reference_run_name`). Under a wire fault mix
@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import pytest
 
-from fencecheck import hypothesis_profiles
-from fencecheck.contest_results import write_json
 from fencecheck.errors import CheckFailed
 from fencecheck.parallel import PASSES, parallel_settings, run_property
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
+from fencecheck.plugin.specs import configured_implementation, describe_system, reference_run
 from fencecheck.problems import contention
-from fencecheck.pytest_plugin import wire_mix
 from fencecheck.report.parallel import ParallelRun, write_parallel_run
-from fencecheck.systems import configured_implementation, describe_system, reference_run
+from fencecheck.runners.contest_results import write_json
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.suites.pytest_plugin import wire_mix
 from parallel_tests.conftest import (
     artifacts_dir,
     budget_of,
@@ -35,7 +35,7 @@ from parallel_tests.conftest import (
     reference_run_name,
 )
 
-# Each system's test is marked with it: --only-system <another> deselects it (fencecheck.pytest_plugin).
+# Each system's test is marked with it: --only-system <another> deselects it (fencecheck.suites.pytest_plugin).
 SYSTEMS = [pytest.param(name, marks=pytest.mark.system(name), id=name) for name in parallel_systems()]
 
 

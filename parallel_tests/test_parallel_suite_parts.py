@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from fencecheck import suite_parts
+import fencecheck.plugin.suite_parts as suite_parts
 from fencecheck.parallel import Budget, ParallelSpec
-from fencecheck.plugins import SYSTEM_NAMES, plugin
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.system(name)) for name in SYSTEM_NAMES])

@@ -20,10 +20,10 @@ import pytest
 
 from fencecheck.errors import CheckFailed
 from fencecheck.parallel import Budget, parallel_settings, run_property
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
+from fencecheck.plugin.specs import configured_implementation
 from fencecheck.problems import contention
-from fencecheck.pytest_plugin import wire_mix
-from fencecheck.systems import configured_implementation
+from fencecheck.suites.pytest_plugin import wire_mix
 from fencecheck.wire.mix import DEFAULT_SEED, FaultMix
 from parallel_tests.conftest import budget_of, counterexamples_dir, parallel_systems
 from parallel_tests.test_parallel_reference import assert_failed_cases, wire_note, write_wire_faults
@@ -65,7 +65,7 @@ def assert_judged(outcome) -> None:
     assert outcome.contested_examples == outcome.examples, "every generated program must contest a key"
 
 
-# Each system's test is marked with it: --only-system <another> deselects it (fencecheck.pytest_plugin).
+# Each system's test is marked with it: --only-system <another> deselects it (fencecheck.suites.pytest_plugin).
 SYSTEMS = [pytest.param(name, marks=pytest.mark.system(name), id=name) for name in parallel_systems()]
 
 

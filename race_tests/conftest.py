@@ -7,12 +7,12 @@
 `--race-repeat N` parametrizes each scenario over a repetition index (ids `r0`..`r{N-1}`), so xdist spreads
 the repetitions over its workers; each repetition runs in its own emulator project with fresh ids. Every
 registered system's races (test_race_reference.py, over the systems whose plug-in names race scenarios) run
-through `fencecheck.contest`: every run is saved as `artifacts/races/<system>_<scenario>-<repeat>.json`; a failed
-verdict also saves the history as `counterexamples/race-<system>_<scenario>-<shortid>.json` (re-check it with
-`fencecheck.contest_results.recheck(path)`). Each system's results are evidence about its reference: they
+through `fencecheck.runners.contest`: every run is saved as `artifacts/races/<system>_<scenario>-<repeat>.json`; a
+failed verdict also saves the history as `counterexamples/race-<system>_<scenario>-<shortid>.json` (re-check it with
+`fencecheck.runners.contest_results.recheck(path)`). Each system's results are evidence about its reference: they
 are cleared and written only when the run uses that reference (`reference_run(system=...)`).
 
-Definite share (`fencecheck.definite`): a run fails for contention below 90% definite racing callers (in
+Definite share (`fencecheck.checker.definite`): a run fails for contention below 90% definite racing callers (in
 the test), and a scenario below 99% over its repeats of this session: each test records its counts
 (`record_share`), the controller sums them per scenario and fails the session at its end, naming the
 scenario under "definite share" in the summary.
@@ -27,14 +27,14 @@ from typing import Any
 
 import pytest
 
-from fencecheck import suite_parts
-from fencecheck.contest import qualified_name
-from fencecheck.contest_results import write_json
-from fencecheck.definite import scenario_contention
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.checker.definite import scenario_contention
 from fencecheck.errors import CheckFailed, FencecheckError
-from fencecheck.plugins import plugin
-from fencecheck.pytest_plugin import count_option, wire_mix
-from fencecheck.systems import ENV_SYSTEM, check_configured, configured_implementation, reference_run
+from fencecheck.plugin.registry import plugin
+from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, configured_implementation, reference_run
+from fencecheck.runners.contest import qualified_name
+from fencecheck.runners.contest_results import write_json
+from fencecheck.suites.pytest_plugin import count_option, wire_mix
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
 SHARE_PROPERTY = "fencecheck_definite_share"  # user property: (scenario, definite callers, callers)
@@ -204,5 +204,6 @@ def assert_contest_passed(scenario: Any, race_repeat: int, result: Any, *, invar
                         + "\n".join(map(str, result.promise_problems)))
     if result.contention is not None:  # last: a contract finding above outweighs it
         failures.append(f"{result.contention}\n{result.degree}")
-    if failures:  # each finding's kind travels with the failure (fencecheck.pytest_plugin records it for the gate)
+    # each finding's kind travels with the failure (fencecheck.suites.pytest_plugin records it for the gate)
+    if failures:
         raise CheckFailed(f"{scenario.name} (repeat {race_repeat}): " + "\n\n".join(failures), result.findings())

@@ -1,10 +1,10 @@
 """The gateway journal's race scenarios (docs/gateway-contract.md, "Races and known-bad variants"), as contests
-for `fencecheck.contest`.
+for `fencecheck.runners.contest`.
 
 Each scenario is data: a name, the contract rows it probes, its promise in words, a `build()` that returns the
 `Contest` (setup operations with explicit clock readings, the racers, one operation each) and a `promise(run)`
 listing what the contract promises for that race beyond linearizability; G-INV-1..12 on the stored documents
-(and G-INV-2/9/10 across the race) are the plug-in's `contest_problems` (fencecheck/plugins/gateway_structure.py),
+(and G-INV-2/9/10 across the race) are the plug-in's `contest_problems` (fencecheck/systems/gateway/structure.py),
 already in every run's problems. Every run starts on an empty project of its own, so the ids are fixed.
 
 Widths. The consume-intent election runs 24-way (and 12/12 over two regions), the seed's width. The others
@@ -33,10 +33,10 @@ from typing import Any
 
 import attrs
 
-from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
-from fencecheck.contest_results import ScenarioResult, execute_contest
-from fencecheck.firestore_io import typed
-from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.emulator.firestore_io import typed
+from fencecheck.runners.contest import Contest, ContestRun, Racer, RacerRecord
+from fencecheck.runners.contest_results import ScenarioResult, execute_contest
+from fencecheck.systems.gateway.plugin import GATEWAY
 from fencecheck.wire.mix import FaultMix
 from model.gateway import SETTLEMENT_WINDOW_MS, ms_time
 from tests.unit.gateway_builders import (

@@ -1,5 +1,5 @@
 """The lantern seed's concurrent scenarios (docs/lantern-contract.md, "The findings and how each shows up"), as
-contests for `fencecheck.contest`.
+contests for `fencecheck.runners.contest`.
 
 Each scenario is data: a name, the finding or decision it probes, its promise in words, a `build()` that returns
 the `Contest` (setup operations with explicit clock readings, the racers, one operation each, and any follower
@@ -28,10 +28,10 @@ from typing import Any
 
 import attrs
 
-from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
-from fencecheck.contest_results import ScenarioResult, execute_contest
-from fencecheck.definite import wire_faulted
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.checker.definite import wire_faulted
+from fencecheck.runners.contest import Contest, ContestRun, Racer, RacerRecord
+from fencecheck.runners.contest_results import ScenarioResult, execute_contest
+from fencecheck.systems.lantern.plugin import LANTERN
 from fencecheck.wire.mix import FaultMix
 from model.lantern import (
     DeleteVenue,
@@ -265,7 +265,7 @@ def promise_lights_24_at_one_venue(run: ContestRun) -> list[str]:
     """All lit, count 24, and no retry round at all. These lights share no document but the venue, so any
     aborted attempt (the runner's only reason to retry) is venue contention: B1 keeps the venue out of the
     read set, so the reference commits each light in its first attempt (docs/lantern-contract.md, #3). Under a
-    fault mix a call whose answer a wire fault may have lost (`fencecheck.definite.wire_faulted`) is excused:
+    fault mix a call whose answer a wire fault may have lost (`fencecheck.checker.definite.wire_faulted`) is excused:
     its retry, and its attempts, are the wire's doing, not the venue's. A call only delayed, or refused before
     the emulator (which the client retries below the transaction), lost nothing: it is held to the promise."""
     problems = [

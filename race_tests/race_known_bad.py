@@ -1,4 +1,4 @@
-"""Issue 8's definition of a caught known-bad variant (fencecheck.known_bad_verdict) for a concurrent variant
+"""Issue 8's definition of a caught known-bad variant (fencecheck.checker.known_bad_verdict) for a concurrent variant
 and a race scenario of any system (every registered system's raced variants: race_tests/test_race_known_bad.py).
 
 Caught: a run of the scenario against the variant broke a property of the contract (an illegal verdict, a
@@ -20,10 +20,10 @@ from typing import Any
 
 import attrs
 
-from fencecheck.contest_results import ScenarioResult, recheck
-from fencecheck.known_bad_verdict import KnownBadVerdict, judge, run_verdict
-from fencecheck.lockstep import LockstepMismatch
+from fencecheck.checker.known_bad_verdict import KnownBadVerdict, judge, run_verdict
 from fencecheck.problems import Problem, ProblemKind, decided, verdict_problem
+from fencecheck.runners.contest_results import ScenarioResult, recheck
+from fencecheck.runners.lockstep import LockstepMismatch
 
 MAX_REPEATS = 3  # a variant's scenario runs at most this often before the variant counts as SURVIVED
 
@@ -52,7 +52,7 @@ def judge_variant(scenario: Any, implementation: Any, *, reference: Any, db: Any
     """Run `scenario` (anything with the race scenarios' `execute`) against `implementation` up to `max_repeats`
     times (until a run decides: a contract failure or an error; a run whose checker was merely undecided, or
     too contended to judge, goes on to the next), then check the reproduction, on the variant and once against
-    `reference` (see the module docstring), all under fencecheck.known_bad_verdict.judge. Harness crashes
+    `reference` (see the module docstring), all under fencecheck.checker.known_bad_verdict.judge. Harness crashes
     propagate."""
 
     def run(system: Any, repeat: int) -> tuple[ScenarioResult, float]:

@@ -1,11 +1,11 @@
 """The concurrent scenarios of seeds 000 (leases, fences, terminal commitment) and 001 (registration), as
-contests for `fencecheck.contest`.
+contests for `fencecheck.runners.contest`.
 
 Each scenario is data: a name, a width, the seed's promise in words, a `build(ids)` that returns a `RacePlan`
 (one command key, sequential setup ops with explicit clock readings, then the concurrent callers, each a model
 op with its own clock reading, plus optional sequential follow-up calls, and the number of terminal events
 stored at the end) and a `promise(run)` that lists what the seed promises for that race beyond
-linearizability and the journal plug-in's structural invariants (`fencecheck.plugins.journal_structure`).
+linearizability and the journal plug-in's structural invariants (`fencecheck.systems.journal.structure`).
 A plan becomes a `Contest` (`RacePlan.contest`): a `commit_failure_first` caller is a racer whose first attempt
 is its op with `commit_fails=True` (the emulator rejects that commit atomically; the retries are plain), the
 terminal event count is the contest's `facts["terminalEvents"]`. `execute` runs one scenario end to end.
@@ -26,11 +26,11 @@ from typing import Any
 
 import attrs
 
-from fencecheck.contest import Contest, ContestRun, Ids, Racer, RacerRecord, answer_label
-from fencecheck.contest_results import ScenarioResult, execute_contest
-from fencecheck.linearizability import DEFAULT_BUDGET
-from fencecheck.plugin import exact_answer_matches
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
+from fencecheck.checker.linearizability import DEFAULT_BUDGET
+from fencecheck.plugin.records import exact_answer_matches
+from fencecheck.runners.contest import Contest, ContestRun, Ids, Racer, RacerRecord, answer_label
+from fencecheck.runners.contest_results import ScenarioResult, execute_contest
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
 from fencecheck.wire.mix import FaultMix
 from model.journal import (
     Acquire,
@@ -175,7 +175,7 @@ def execute(
     wire_mix: FaultMix | None = None,
 ) -> tuple[ScenarioResult, ContestRun]:
     """Build `scenario` with fresh ids (from `ids_seed`, else a random seed, saved with the result), race it
-    against `system` on `db` through `fencecheck.contest`, judge it (checker, the journal's structural
+    against `system` on `db` through `fencecheck.runners.contest`, judge it (checker, the journal's structural
     invariants, the seed's promise) and save `<artifacts_dir>/journal_<name>-<repeat>.json` (and, when the
     verdict is not ok, the history in `counterexamples_dir`)."""
     seed = secrets.randbits(64) if ids_seed is None else ids_seed

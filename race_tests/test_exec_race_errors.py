@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest import Ids
+from fencecheck.runners.contest import Ids
 from race_tests.race_known_bad import judge_variant
 from race_tests.scenarios import BY_NAME
 from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal

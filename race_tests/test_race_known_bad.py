@@ -4,8 +4,8 @@ plug-in's `SuiteParts.races` names: the lantern's `variant.scenario`, the gatewa
 MAX_REPEATS runs. Parametrized as `[<system>-<variant>]`; a system whose race module has no `CATCHES` races no
 variant (the journal's concurrent variants are the parallel suite's: parallel_tests/test_parallel_known_bad.py).
 
-Caught is the one rule of fencecheck.known_bad_verdict, applied to a race in race_tests/race_known_bad.py: a run of
-the scenario against the variant broke a property of the contract (an illegal verdict, a broken invariant, a
+Caught is the one rule of fencecheck.checker.known_bad_verdict, applied to a race in race_tests/race_known_bad.py: a run
+of the scenario against the variant broke a property of the contract (an illegal verdict, a broken invariant, a
 clock read twice, a broken promise), the failure replays against the variant (an illegal history re-checks as
 illegal, a saved history being pure; otherwise the scenario shows a contract failure again within MAX_REPEATS
 more runs), and the same scenario passes against the reference. A run that saw a foreign exception (a
@@ -13,7 +13,7 @@ more runs), and the same scenario passes against the reference. A run that saw a
 decides nothing (the next run goes ahead); when no run decided, that is an error too.
 
 Beyond that definition, a detection by an illegal history (its counterexample saved in counterexamples/, naming
-the variant as its implementation) goes through `fencecheck replay`'s contest replay (fencecheck.replay_contest)
+the variant as its implementation) goes through `fencecheck replay`'s contest replay (fencecheck.runners.replay_contest)
 on the emulator: against the variant it names it fails again (a race is not deterministic: within REPLAY_REPEATS
 replays), and the same contest against the reference passes. A detection by a broken promise alone (the
 lantern's finding #3: lights that abort, every history linearizable) saves no history and has nothing to replay.
@@ -32,10 +32,10 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck import suite_parts
-from fencecheck.plugins import plugin
-from fencecheck.replay_contest import load_contest, replay_contest
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.plugin.registry import plugin
 from fencecheck.report.artifacts import known_bad_recorder
+from fencecheck.runners.replay_contest import load_contest, replay_contest
 from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
 from race_tests.conftest import counterexamples_dir
 from race_tests.race_known_bad import MAX_REPEATS, caught_by, judge_variant

@@ -1,11 +1,11 @@
 """Every registered system's race scenarios (the module its plug-in's `SuiteParts.races` names: the journal's
 race_tests/scenarios.py, the lantern's lantern_scenarios.py, the gateway's gateway_scenarios.py) through the
-contest runner (fencecheck/contest.py), parametrized as `[<system>-<scenario>]` (and `-r<repeat>`), each marked
+contest runner (fencecheck/runners/contest.py), parametrized as `[<system>-<scenario>]` (and `-r<repeat>`), each marked
 with its system (--only-system deselects the others). Each run is judged by the linearizability checker against
 the final stored documents, by the system's invariants (its race module's `INVARIANTS`: the plug-in's structural
 checks, on the stored documents and across the race) and by the scenario's own promise (`PROMISE`,
 `scenario.promise_text`); a run (or a scenario over its repeats) with too few definite callers fails for
-contention (`fencecheck.definite`, conftest.py). A caller still unavailable after its whole-call retries is
+contention (`fencecheck.checker.definite`, conftest.py). A caller still unavailable after its whole-call retries is
 judged indefinite by the checker.
 
 The implementation is the system's reference, or the implementation of that system $FENCECHECK_SYSTEM names
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from fencecheck.pytest_plugin import wire_mix
-from fencecheck.systems import reference_run
+from fencecheck.plugin.specs import reference_run
+from fencecheck.suites.pytest_plugin import wire_mix
 from race_tests.conftest import (
     artifacts_dir,
     assert_race_passed,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from fencecheck import suite_parts
-from fencecheck.plugins import SYSTEM_NAMES, plugin
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.system(name)) for name in SYSTEM_NAMES])

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fencecheck.pytest_plugin import wire_mix
+from fencecheck.suites.pytest_plugin import wire_mix
 from fencecheck.wire.mix import DEFAULT_SEED, FaultMix
 from race_tests.conftest import SHARE_PROPERTY, assert_race_passed, counterexamples_dir, races_of, record_wire_faults
 

@@ -1,6 +1,6 @@
 """Stateful suites: Hypothesis profiles, collection of every registered system's machine, transition-coverage files.
 
-Profiles (fencecheck/hypothesis_profiles.py, registered for every suite by fencecheck.pytest_plugin): `ci`
+Profiles (fencecheck/suites/hypothesis_profiles.py, registered for every suite by fencecheck.suites.pytest_plugin): `ci`
 (the machines' default), `thorough`, `gate`. Select one with Hypothesis's own option or with the
 environment; an unknown name is a usage error:
 
@@ -27,10 +27,12 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import coverage, hypothesis_profiles, suite_parts
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.checker import coverage
 from fencecheck.errors import FencecheckError
-from fencecheck.plugins import SYSTEM_NAMES, plugin
-from fencecheck.systems import ENV_SYSTEM, check_configured, reference_run
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
+from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, reference_run
+from fencecheck.suites import hypothesis_profiles
 
 HERE = Path(__file__).parent.resolve()
 
@@ -70,7 +72,7 @@ def _worker(config: pytest.Config) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Profiles are registered and selected by fencecheck.pytest_plugin, for every suite.
+    # Profiles are registered and selected by fencecheck.suites.pytest_plugin, for every suite.
     try:
         check_configured()  # a $FENCECHECK_SYSTEM naming nothing importable is a usage error
     except FencecheckError as error:

@@ -1,6 +1,6 @@
 """Lockstep state machine of the gateway journal (docs/gateway-contract.md): every rule applies one
 `model.gateway` operation to the pure model and to the implementation on the Firestore emulator through
-`fencecheck.lockstep` with the GATEWAY plug-in, which reads back the operation's journal after every step
+`fencecheck.runners.lockstep` with the GATEWAY plug-in, which reads back the operation's journal after every step
 (record, first event, the event after the highest, every path known there) and the whole project every 16
 operations and at the end of every example, and compares exactly (types, update times of unchanged
 documents).
@@ -40,12 +40,13 @@ from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, multiple, precondition, rule
 
-from fencecheck import coverage, hypothesis_profiles
+from fencecheck.checker import coverage
 from fencecheck.errors import ContractFailure
-from fencecheck.lockstep import Lockstep, LockstepMismatch
-from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
-from fencecheck.systems import configured_implementation
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.plugin.specs import configured_implementation
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.systems.gateway.plugin import GATEWAY, GatewaySystem
 from model.gateway import (
     FAULT_KINDS,
     SETTLEMENT_WINDOW_MS,

@@ -1,5 +1,5 @@
 """Lockstep state machine: every rule builds one journal operation (or a short caller story of two) and
-applies it to the pure model and to the reference on the Firestore emulator through `fencecheck.lockstep`.
+applies it to the pure model and to the reference on the Firestore emulator through `fencecheck.runners.lockstep`.
 
 Each Hypothesis example runs on an emptied project; ids come from draws, so a program replays exactly.
 The trusted clock is the machine's `clock`; operations read it, or (`reading`) a reading 1 us before the
@@ -38,11 +38,12 @@ from hypothesis.stateful import (
     rule,
 )
 
-from fencecheck import coverage, hypothesis_profiles
-from fencecheck.lockstep import Lockstep
-from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins.journal import JOURNAL, ReferenceAPI
-from fencecheck.systems import configured_implementation
+from fencecheck.checker import coverage
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.plugin.specs import configured_implementation
+from fencecheck.runners.lockstep import Lockstep
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.systems.journal.plugin import JOURNAL, ReferenceAPI
 from model.journal import (
     MAX_REVISION,
     Acquire,

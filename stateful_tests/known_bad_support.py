@@ -7,7 +7,7 @@ target's `detections` (a `LockstepMismatch`; for the lantern also a stored-invar
 counterexample file is a true reproduction: replayed against the variant it fails, replayed against the real
 reference it passes. A harness crash, or a variant that crashes instead of misbehaving (a step whose system
 raised something other than its error type: the mismatch's structured kind is crash, or an exec:
-implementation's hang or broken protocol), is an error or a timeout (the one rule: fencecheck.known_bad_verdict,
+implementation's hang or broken protocol), is an error or a timeout (the one rule: fencecheck.checker.known_bad_verdict,
 judging the detections' and the replays' structured problems). A shrunk
 program longer than MAX_SHRUNK_STEPS operations is a warning (recorded with the result, and a pytest warning),
 not a failure: how far shrinking gets in its capped time depends on the machine's load.
@@ -54,14 +54,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.internal.conjecture import engine as conjecture_engine
 
-from fencecheck.counterexamples import write_counterexample
+from fencecheck.checker.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
 from fencecheck.errors import CheckFailed
-from fencecheck.known_bad_verdict import KnownBadVerdict, bound_warning, judge, run_verdict
-from fencecheck.lockstep import Lockstep, LockstepMismatch, needs_wire, replay
-from fencecheck.plugin import SystemPlugin, load_part
-from fencecheck.plugins.journal import JOURNAL
+from fencecheck.plugin.records import SystemPlugin, load_part
 from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
+from fencecheck.runners.counterexamples import write_counterexample
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch, needs_wire, replay
+from fencecheck.systems.journal.plugin import JOURNAL
 from fencecheck.wire.session import open_session
 from stateful_tests.machine_runner import ARTIFACTS, COUNTEREXAMPLES, ROOT, run_machine
 
@@ -330,7 +330,7 @@ class KnownBadWarning(UserWarning):
 
 def judge_target(target: Target, *, emulator: Any, project_id: str, db: Any, failing_property: str,
                  record_property: Callable[[str, Any], None]) -> tuple[KnownBadVerdict, BaseException | None]:
-    """Run the target's machine against the variant and judge it (fencecheck.known_bad_verdict); writes the
+    """Run the target's machine against the variant and judge it (fencecheck.checker.known_bad_verdict); writes the
     known-bad result once, from the verdict. Returns the verdict and the exception when the harness (or the
     variant, outside a lockstep step) crashed, which the caller re-raises after the result is written."""
     record = known_bad_recorder(ARTIFACTS, name=target.result_name, rule=target.rule,

@@ -1,6 +1,6 @@
 """Lockstep state machine of the lantern transaction layer (docs/lantern-contract.md): every rule applies one
 `model.lantern` operation (a lost-response rule: the same call twice) to the pure model and to the
-implementation on the Firestore emulator through `fencecheck.lockstep` with the LANTERN plug-in, which reads
+implementation on the Firestore emulator through `fencecheck.runners.lockstep` with the LANTERN plug-in, which reads
 back the whole project after every step and compares it with the model's documents exactly.
 
 Each Hypothesis example starts on an emptied project with two venues and two users. Users, venues and
@@ -48,12 +48,13 @@ from hypothesis.stateful import (
     rule,
 )
 
-from fencecheck import coverage, hypothesis_profiles
+from fencecheck.checker import coverage
 from fencecheck.errors import ContractFailure
-from fencecheck.lockstep import Lockstep, LockstepMismatch
-from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins.lantern import LANTERN, LanternSystem
-from fencecheck.systems import configured_implementation
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.plugin.specs import configured_implementation
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.systems.lantern.plugin import LANTERN, LanternSystem
 from model.lantern import (
     CreateVenue,
     DeleteVenue,

@@ -5,7 +5,7 @@ implementation it drives (`system`); it records the programs it ran (`last_progr
 transitions they fired (`run_counts`) and how many examples it started (`examples_run`). `run_machine` binds
 it to an emulator project, runs it, and
 
-- on failure writes each shrunk program to `counterexamples/<Machine>-<id>.py` (fencecheck.counterexamples),
+- on failure writes each shrunk program to `counterexamples/<Machine>-<id>.py` (fencecheck.runners.counterexamples),
   naming the implementation when it is not the reference (a system other than the journal always names it),
   and adds the replay command to the error;
 - for a run against the reference, writes `artifacts/stateful/<Machine>.json` (the report's stateful section);
@@ -28,9 +28,10 @@ from hypothesis import note
 from hypothesis.control import current_build_context
 from hypothesis.stateful import run_state_machine_as_test
 
-from fencecheck import coverage, hypothesis_profiles, progress
-from fencecheck.counterexamples import replay_command, write_counterexample
+from fencecheck.checker import coverage
 from fencecheck.report.artifacts import write_stateful_summary
+from fencecheck.runners.counterexamples import replay_command, write_counterexample
+from fencecheck.suites import hypothesis_profiles, progress
 from fencecheck.wire.session import open_session
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from fencecheck.lockstep import LockstepMismatch
-from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.runners.lockstep import LockstepMismatch
+from fencecheck.systems.gateway.plugin import GATEWAY
 from known_bad.gateway import variant
 from stateful_tests import gateway_machine
 from stateful_tests.gateway_machine import STRIPE, X402, GatewayMachine

@@ -38,9 +38,9 @@ from typing import Any
 
 import pytest
 
-from fencecheck import suite_parts
-from fencecheck.plugins import plugin
-from fencecheck.plugins.journal import ReferenceAPI
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.plugin.registry import plugin
+from fencecheck.systems.journal.plugin import ReferenceAPI
 from known_bad.journal import Variant
 from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import (

@@ -13,8 +13,8 @@ import fnmatch
 
 import pytest
 
-from fencecheck import suite_parts
-from fencecheck.plugins import SYSTEM_NAMES, plugin
+import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 from stateful_tests.conftest import machine_files
 from stateful_tests.machine_runner import BoundToEmulator
 

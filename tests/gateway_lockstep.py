@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fencecheck.plugins.gateway import call_arguments
+from fencecheck.systems.gateway.plugin import call_arguments
 from model.gateway import (
     ApplyEvidence,
     Begin,
@@ -43,7 +43,7 @@ DECIDE_NAMES = {
 
 def reference_call(op: Any) -> tuple[str, str, dict[str, Any]]:
     """(public function name, decide operation name, keyword arguments without db and clock): the plug-in's
-    call (fencecheck.plugins.gateway.call_arguments) plus the name of the decision it makes."""
+    call (fencecheck.systems.gateway.plugin.call_arguments) plus the name of the decision it makes."""
     public, kwargs = call_arguments(op)
     return public, DECIDE_NAMES[type(op)], kwargs
 

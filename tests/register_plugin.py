@@ -2,7 +2,7 @@
 
 The checker takes any `fencecheck.plugin.SystemPlugin`; this one has the smallest model that still makes
 the search work (writes always change the state, reads pin it), the classic register of Porcupine's and
-Knossos's benchmarks. Only the parts the checker and `fencecheck.history.simulate` use are real; the
+Knossos's benchmarks. Only the parts the checker and `fencecheck.checker.history.simulate` use are real; the
 implementation side is absent (no system stands behind it).
 
 Shared by the checker's unit tests (tests/unit/test_linearizability.py) and its benchmark
@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from fencecheck.history import History, Planned, simulate
-from fencecheck.plugin import Codec, Implementations, Model, Partitions, SystemPlugin
+from fencecheck.checker.history import History, Planned, simulate
+from fencecheck.plugin.records import Codec, Implementations, Model, Partitions, SystemPlugin
 
 MS = 1_000_000  # ns
 UNAVAILABLE = "register_unavailable"

@@ -1,5 +1,5 @@
 """The compare-and-set register's lockstep machine: every rule applies one operation (`model.py`) to the pure model
-and to the implementation on the Firestore emulator through `fencecheck.lockstep`, which compares the answer and
+and to the implementation on the Firestore emulator through `fencecheck.runners.lockstep`, which compares the answer and
 reads back the register the operation touched.
 
 Keys are a Bundle, numbered in the order an example makes them (`k1`, `k2`, ...), so a program replays exactly;
@@ -25,10 +25,11 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
 from examples.cas_register.model import CompareAndSet, Read, Write
 from examples.cas_register.plugin import CAS_REGISTER, CasSystem
-from fencecheck import coverage, hypothesis_profiles
-from fencecheck.lockstep import Lockstep
+from fencecheck.checker import coverage
 from fencecheck.plugin import SystemPlugin
-from fencecheck.systems import configured_implementation
+from fencecheck.plugin.specs import configured_implementation
+from fencecheck.runners.lockstep import Lockstep
+from fencecheck.suites import hypothesis_profiles
 from stateful_tests.machine_runner import BoundToEmulator, end_example
 
 pytestmark = pytest.mark.system("cas_register")  # deselected by --only-system <another>

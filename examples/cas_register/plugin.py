@@ -45,7 +45,7 @@ from fencecheck.plugin import (
     contract_error_code,
     exact_answer_matches,
 )
-from fencecheck.systems import implementation_module, module_of_spec
+from fencecheck.plugin.specs import implementation_module, module_of_spec
 
 NAME = "cas_register"
 PREFIX = "casRegisters/"

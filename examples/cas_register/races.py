@@ -1,4 +1,4 @@
-"""The compare-and-set register's race scenarios, as contests for `fencecheck.contest` (the plug-in's
+"""The compare-and-set register's race scenarios, as contests for `fencecheck.runners.contest` (the plug-in's
 `SuiteParts.races`; race_tests/test_race_reference.py races them as `[cas_register-<scenario>]`).
 
 Each scenario is data: a name, its promise in words, a `build()` that returns the `Contest` (the setup, then 24
@@ -20,8 +20,8 @@ import attrs
 
 from examples.cas_register.model import CompareAndSet, Read, Write, invariant_violations
 from examples.cas_register.plugin import CAS_REGISTER, PREFIX
-from fencecheck.contest import Contest, ContestRun, Racer, RacerRecord
-from fencecheck.contest_results import ScenarioResult, execute_contest
+from fencecheck.runners.contest import Contest, ContestRun, Racer, RacerRecord
+from fencecheck.runners.contest_results import ScenarioResult, execute_contest
 from fencecheck.wire.mix import FaultMix
 
 WIDTH = 24  # callers per race, as the built-in systems' races

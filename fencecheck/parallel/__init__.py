@@ -18,7 +18,7 @@ Replaying a saved counterexample (counterexamples/parallel-<system>-<id>.json):
     repetition.passed, repetition.status, repetition.explain()
 """
 
-from .case import (
+from fencecheck.parallel.case import (
     CLASSIFICATIONS,
     CONTENDED,
     COUNTEREXAMPLE_FORMAT,
@@ -36,11 +36,19 @@ from .case import (
     run_case,
     save_counterexample,
 )
-from .execute import Repetition, run_once
-from .program import BranchCall, ParallelProgram, ProgramSize, contested_keys
-from .property import BUDGETS, Budget, Outcome, ParallelFailure, budget_for, parallel_settings, run_property
-from .spec import CommitFailure, ParallelSpec
-from .strategy import programs, spec_of
+from fencecheck.parallel.execute import Repetition, run_once
+from fencecheck.parallel.program import BranchCall, ParallelProgram, ProgramSize, contested_keys
+from fencecheck.parallel.property import (
+    BUDGETS,
+    Budget,
+    Outcome,
+    ParallelFailure,
+    budget_for,
+    parallel_settings,
+    run_property,
+)
+from fencecheck.parallel.spec import CommitFailure, ParallelSpec
+from fencecheck.parallel.strategy import programs, spec_of
 
 __all__ = [
     "BUDGETS",

@@ -13,7 +13,7 @@ A failed repetition's evidence is a history the checker proved not linearizable 
 bug in the implementation whatever the timing, never an artefact of it. Indefinite answers
 (`journal_unavailable`, transport errors) never fail a repetition by themselves; the checker lets such a
 call have applied or not. A repetition in which fewer than 90% of the branch calls got a definite answer
-(`fencecheck.definite`) is `contention`: it shows nothing about the contract, so it is neither a failure of
+(`fencecheck.checker.definite`) is `contention`: it shows nothing about the contract, so it is neither a failure of
 the case (nothing to shrink, never a catch) nor a pass (`CaseResult.contended`; the reference's suite fails
 on it, naming contention).
 
@@ -39,16 +39,15 @@ from typing import Any
 
 import attrs
 
-from fencecheck.emulator import close_client
-from fencecheck.emulator_discovery import new_run_token, project_id_for
-from fencecheck.history import History
-from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
-from fencecheck.plugin import SystemPlugin
+from fencecheck.checker.history import History
+from fencecheck.checker.linearizability import DEFAULT_BUDGET, Verdict, check
+from fencecheck.emulator.discovery import new_run_token, project_id_for
+from fencecheck.emulator.lifecycle import close_client
+from fencecheck.parallel.execute import CONTENTION, OK, PREFIX, Repetition, run_once
+from fencecheck.parallel.program import V1_SYSTEM, ParallelProgram
+from fencecheck.plugin.records import SystemPlugin
 from fencecheck.problems import Problem
 from fencecheck.wire.mix import FaultMix
-
-from .execute import CONTENTION, OK, PREFIX, Repetition, run_once
-from .program import V1_SYSTEM, ParallelProgram
 
 COUNTEREXAMPLE_FORMAT = "fencecheck.parallel-counterexample/1"
 PASSES, FAILS_SOMETIMES, FAILS_ALWAYS, FAILS_IN_PREFIX = "passes", "fails sometimes", "fails always", "fails in prefix"

@@ -1,6 +1,6 @@
 """Run one parallel program once, on one empty project, and judge it (any plug-in: the program names its system).
 
-1. prefix: every call goes through `fencecheck.lockstep.Lockstep` (the model's answer and the stored documents
+1. prefix: every call goes through `fencecheck.runners.lockstep.Lockstep` (the model's answer and the stored documents
    checked after each call); a disagreement ends the repetition as a `prefix` failure: a sequential bug, no
    race needed.
 2. branches: one thread per branch, released together by a `threading.Barrier`
@@ -31,13 +31,13 @@ from typing import Any
 
 import attrs
 
-from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, fresh_log, release_together
-from fencecheck.definite import contention_problem, excused_calls
-from fencecheck.firestore_io import read_project
-from fencecheck.history import Definite, History, Indefinite, Outcome, Recorder, classifier, observed_of
-from fencecheck.linearizability import DEFAULT_BUDGET, Verdict, check
-from fencecheck.lockstep import Lockstep, LockstepMismatch, OnceClock
-from fencecheck.plugin import SystemPlugin
+from fencecheck.checker.definite import contention_problem, excused_calls
+from fencecheck.checker.history import Definite, History, Indefinite, Outcome, Recorder, classifier, observed_of
+from fencecheck.checker.linearizability import DEFAULT_BUDGET, Verdict, check
+from fencecheck.emulator.firestore_io import read_project
+from fencecheck.parallel.program import BranchCall, ParallelProgram
+from fencecheck.parallel.strategy import spec_of
+from fencecheck.plugin.records import SystemPlugin
 from fencecheck.problems import (
     Problem,
     ProblemKind,
@@ -49,11 +49,10 @@ from fencecheck.problems import (
     kind_of_exception,
     verdict_problem,
 )
+from fencecheck.runners.contest import MAX_WHOLE_CALL_RETRIES, fresh_log, release_together
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch, OnceClock
 from fencecheck.wire.lanes import Lane, WireLanes
 from fencecheck.wire.mix import FaultMix
-
-from .program import BranchCall, ParallelProgram
-from .strategy import spec_of
 
 OK, ILLEGAL, UNKNOWN, PREFIX, BROKEN = "ok", "illegal", "unknown", "prefix", "broken"
 CONTENTION = "contention"
@@ -103,7 +102,7 @@ class Repetition:
     prefix call disagreed with the model); broken (the checker said ok but a structural invariant, the
     clock-read rule, a foreign exception, a hung branch or the whole-project read-back failed); contention
     (all that held, but fewer than 90% of the branch calls got a definite answer or the model's own
-    unavailable answer, `fencecheck.definite`: the run shows nothing about the contract; neither a pass nor
+    unavailable answer, `fencecheck.checker.definite`: the run shows nothing about the contract; neither a pass nor
     a failure of it). `problems` and `prefix_mismatch` are structured (fencecheck.problems): each of its kind,
     set where it was found; `findings()` is everything the repetition found, the verdict's and contention's
     included."""
@@ -116,7 +115,8 @@ class Repetition:
     verdict: Verdict | None = None
     problems: tuple[Problem, ...] = ()
     prefix_mismatch: Problem | None = None  # the prefix call's LockstepMismatch (contract, or a crash's kind)
-    contention: str | None = None  # fencecheck.definite's message when the branch calls' definite share is short
+    # fencecheck.checker.definite's message when the branch calls' definite share is short
+    contention: str | None = None
     race_seconds: float = 0.0
     checker_seconds: float = 0.0
     seconds: float = 0.0

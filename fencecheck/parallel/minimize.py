@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import attrs
 
-from .program import BranchCall, ParallelProgram
+from fencecheck.parallel.program import BranchCall, ParallelProgram
 
 T = TypeVar("T")
 MIN_BRANCHES = 2  # a counterexample keeps the parallel shape: at least two branches racing

@@ -7,7 +7,7 @@ a call marked `commit_failure_first` makes its first attempt on a client whose c
 (only for a system whose `ParallelSpec` has a `CommitFailure`: the journal's).
 
 A program names its system (`system`, a plug-in name: "journal", "lantern"); the plug-in is found through the
-registry (`fencecheck.plugins.plugin`) and gives the model, the partitions and the JSON form of its operations.
+registry (`fencecheck.plugin.registry.plugin`) and gives the model, the partitions and the JSON form of its operations.
 
 Pure: no I/O. `prefix_state` steps the model; `contested_keys` says which partitions the branches fight over
 (a strategy only generates programs that have one).
@@ -21,9 +21,9 @@ from typing import Any
 
 import attrs
 
-from fencecheck.history_codec import datetime_from_json, datetime_to_json
-from fencecheck.plugin import SystemPlugin
-from fencecheck.plugins import UNNAMED_SYSTEM
+from fencecheck.checker.history_codec import datetime_from_json, datetime_to_json
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.plugin.registry import UNNAMED_SYSTEM
 
 PROGRAM_FORMAT = "fencecheck.parallel-program/2"
 # Version 1 (before the lantern had parallel programs) named no system: every such program is the journal's,
@@ -34,7 +34,7 @@ T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 
 
 def plugin_of(name: str) -> SystemPlugin:
-    from fencecheck.plugins import plugin  # the registry imports the plug-ins: found by name, on first use
+    from fencecheck.plugin.registry import plugin  # the registry imports the plug-ins: found by name, on first use
 
     return plugin(name)
 

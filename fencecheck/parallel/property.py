@@ -35,14 +35,13 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import Flaky
 from hypothesis.internal.conjecture import engine as conjecture_engine
 
-from fencecheck import hypothesis_profiles
-from fencecheck.plugin import SystemPlugin
+from fencecheck.parallel.case import DEFAULT_REPEAT, CaseResult, ProjectSource, run_case, save_counterexample
+from fencecheck.parallel.minimize import minimize
+from fencecheck.parallel.program import ParallelProgram, ProgramSize, contested_keys
+from fencecheck.parallel.strategy import MAX_BRANCHES, MAX_CONCURRENT_OPS, programs
+from fencecheck.plugin.records import SystemPlugin
+from fencecheck.suites import hypothesis_profiles
 from fencecheck.wire.mix import FaultMix
-
-from .case import DEFAULT_REPEAT, CaseResult, ProjectSource, run_case, save_counterexample
-from .minimize import minimize
-from .program import ParallelProgram, ProgramSize, contested_keys
-from .strategy import MAX_BRANCHES, MAX_CONCURRENT_OPS, programs
 
 
 class ParallelFailure(AssertionError):
@@ -133,7 +132,7 @@ class Outcome:
     flaky: bool = False  # Hypothesis's final replay passed (FlakyFailure); `case` is the smallest seen
     hypothesis_size: ProgramSize | None = None  # the failing program as Hypothesis shrank it
     minimize_tries: int = 0
-    contended_repetitions: int = 0  # repetitions too contended to judge (fencecheck.definite): never a pass
+    contended_repetitions: int = 0  # repetitions too contended to judge (fencecheck.checker.definite): never a pass
     contention: str | None = None  # the first one's message, with its program
     wire_faults: dict[str, int] = attrs.field(factory=dict)  # fault events per "kind Method", every repetition
     wire_seed: str | None = None  # the fault mix's seed (None: no mix)

@@ -1,7 +1,7 @@
 """The Hypothesis strategy of parallel programs for any plug-in: the system's own (`ParallelSpec.programs`),
 kept only when some partition is called by two branches and written by at least one of them
 (`program.contested_keys`). What makes a system's calls compete is the system's business (e.g.
-`fencecheck/plugins/journal_parallel.py`, `fencecheck/plugins/lantern_parallel.py`); sizes are bounded the way
+`fencecheck/systems/journal/parallel.py`, `fencecheck/systems/lantern/parallel.py`); sizes are bounded the way
 PropEr bounds parallel suffixes: 2 to `max_branches` branches, at most `max_concurrent_ops` calls over all
 branches, at most `max_branch_ops` per branch and `max_prefix_ops` before them.
 """
@@ -13,10 +13,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.plugin import SystemPlugin
-
-from .program import ParallelProgram, contested_keys
-from .spec import ParallelSpec
+from fencecheck.parallel.program import ParallelProgram, contested_keys
+from fencecheck.parallel.spec import ParallelSpec
+from fencecheck.plugin.records import SystemPlugin
 
 MAX_PREFIX_OPS = 6
 MAX_BRANCHES = 4

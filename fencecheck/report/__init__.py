@@ -5,13 +5,13 @@ docs/report.md documents the schema (every key of evidence.json) and the verdict
 
 from __future__ import annotations
 
-from .collect import DEFAULT_SUITES, collect
-from .model import SCHEMA_VERSION, Run, Verdict, judge
-from .record import GateRecord
-from .render_html import render_html
-from .render_json import render_json
-from .render_markdown import render_markdown
-from .write import write_reports
+from fencecheck.report.collect import DEFAULT_SUITES, collect
+from fencecheck.report.model import SCHEMA_VERSION, Run, Verdict, judge
+from fencecheck.report.record import GateRecord
+from fencecheck.report.render_html import render_html
+from fencecheck.report.render_json import render_json
+from fencecheck.report.render_markdown import render_markdown
+from fencecheck.report.write import write_reports
 
 __all__ = [
     "DEFAULT_SUITES",

@@ -1,13 +1,14 @@
 """Where the report's inputs live in an artifacts directory, and writers for the formats this package defines.
 
     run.json                              the gate's own record (record.py)
-    junit/<suite>.xml                     pytest --junitxml of each suite (fencecheck.junit)
-    coverage/journal-transitions-*.json   transition counts per test process (fencecheck.coverage)
-    races/<system>_<scenario>-<repeat>.json  one race run each (fencecheck.contest_results, "fencecheck.race-result/2")
-    stateful/<machine>.json               one Hypothesis state machine's run (STATEFUL_FORMAT, below)
+    junit/<suite>.xml                     pytest --junitxml of each suite (fencecheck.report.junit)
+    coverage/journal-transitions-*.json   transition counts per test process (fencecheck.checker.coverage)
+    races/<system>_<scenario>-<repeat>.json  one race run each (fencecheck.runners.contest_results,
+    "fencecheck.race-result/2") stateful/<machine>.json               one Hypothesis state machine's run
+    (STATEFUL_FORMAT, below)
     known_bad/<variant>.json              one known-bad variant of the catalogue (KNOWN_BAD_FORMAT, below)
-    rules/matrix.json                     fencecheck.rules_probe.RulesMatrix.to_json()
-    emulator/session-<worker>.json        a pytest session that owned an emulator (fencecheck.pytest_plugin)
+    rules/matrix.json                     fencecheck.runners.rules_probe.RulesMatrix.to_json()
+    emulator/session-<worker>.json        a pytest session that owned an emulator (fencecheck.suites.pytest_plugin)
     wire-faults/races.json, parallel-<name>.json  the fault kinds the races and parallel runs met (wire_faults.py)
 
 Relative paths inside these files (counterexamples) are relative to the project root, the artifacts
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fencecheck.known_bad_verdict import STATUSES as KNOWN_BAD_STATUSES
+from fencecheck.checker.known_bad_verdict import STATUSES as KNOWN_BAD_STATUSES
 
 RUN_FILE = "run.json"
 JUNIT_DIR = "junit"
@@ -108,7 +109,7 @@ def write_known_bad_result(
          "failingProperty": "stateful_tests/...::TestKnownBad::runTest"}
 
     `status`: caught (a suite failed on it), survived (every suite passed), timeout, error (the variant
-    could not be run, or failed by a crash, an unknown verdict or a hang: fencecheck.known_bad_verdict).
+    could not be run, or failed by a crash, an unknown verdict or a hang: fencecheck.checker.known_bad_verdict).
     `caught` is `status == "caught"`, kept for readers that want a boolean. `warnings` (written only when there
     are any): bounds that did not hold but decide nothing, e.g. a shrunk program longer than expected.
     """
@@ -130,7 +131,7 @@ def write_known_bad_result(
 
 
 def known_bad_recorder(artifacts: Path | str, *, name: str, rule: str, failing_property: str) -> Callable[..., Path]:
-    """What a known-bad runner calls once it has its verdict (fencecheck.known_bad_verdict): `record(status, *,
+    """What a known-bad runner calls once it has its verdict (fencecheck.checker.known_bad_verdict): `record(status, *,
     seconds=None, steps=None, counterexample=None, found=None, warnings=())` writes the variant's result
     (`write_known_bad_result`); `found`, the property that caught it when the runner knows it, replaces
     `failing_property`. A second call raises: the result is written once, after every check."""

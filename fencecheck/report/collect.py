@@ -22,20 +22,16 @@ from typing import Any
 
 import attrs
 
-from fencecheck import coverage as transition_coverage
-from fencecheck import failures as gate_failures
-from fencecheck.contest import answer_label
-from fencecheck.contest_results import RESULT_FORMAT, saved_format, state_after_setup
-from fencecheck.history import History
-from fencecheck.junit import SuiteCounts, parse_junit
-from fencecheck.linearizability import check
-from fencecheck.plugins import SYSTEM_NAMES
-from fencecheck.plugins import plugin as plugin_named
-from fencecheck.rules_probe import ProbeResult, RulesMatrix
-
-from . import artifacts as layout
-from .codec import decode
-from .model import (
+from fencecheck.checker import coverage as transition_coverage
+from fencecheck.checker.history import History
+from fencecheck.checker.linearizability import check
+from fencecheck.plugin.registry import SYSTEM_NAMES
+from fencecheck.plugin.registry import plugin as plugin_named
+from fencecheck.report import artifacts as layout
+from fencecheck.report import failures as gate_failures
+from fencecheck.report.codec import decode
+from fencecheck.report.junit import SuiteCounts, parse_junit
+from fencecheck.report.model import (
     NOT_RUN,
     SUITE_EMPTY,
     SUITE_FAILED,
@@ -60,11 +56,15 @@ from .model import (
     StatefulSummary,
     SuiteResult,
 )
-from .parallel import ParallelSection, collect_parallel
-from .record import GateRecord, capture_environment, run_settings
-from .wire_faults import check_race_wire_faults, collect_wire_faults, fault_kinds
+from fencecheck.report.parallel import ParallelSection, collect_parallel
+from fencecheck.report.record import GateRecord, capture_environment, run_settings
+from fencecheck.report.wire_faults import check_race_wire_faults, collect_wire_faults, fault_kinds
+from fencecheck.runners.contest import answer_label
+from fencecheck.runners.contest_results import RESULT_FORMAT, saved_format, state_after_setup
+from fencecheck.runners.rules_probe import ProbeResult, RulesMatrix
 
-DEFAULT_SUITES = ("unit", "rules", "emulator", "stateful", "races", "parallel")  # fencecheck.cli.SUITES, in gate order
+# fencecheck.cli.main.SUITES, in gate order
+DEFAULT_SUITES = ("unit", "rules", "emulator", "stateful", "races", "parallel")
 _RACE_FILE = re.compile(r"^[a-z0-9_]+-\d+\.json$")  # race_tests/conftest.py; benchmark.json is not a run
 _STALE_SLACK_SECONDS = 2.0  # the record's start is written to the second
 

@@ -16,14 +16,13 @@ from typing import Any, ClassVar
 
 import attrs
 
-from fencecheck.definite import contention_problem, degree_judged, scenario_contention, undecided_problem
-from fencecheck.failures import Failure
-from fencecheck.known_bad_verdict import STATUSES
-
-from .codec import decode, encode
-from .parallel import ParallelSection
-from .wire_faults import WireFaultSection
-from .wire_faults import warnings as wire_warnings
+from fencecheck.checker.definite import contention_problem, degree_judged, scenario_contention, undecided_problem
+from fencecheck.checker.known_bad_verdict import STATUSES
+from fencecheck.report.codec import decode, encode
+from fencecheck.report.failures import Failure
+from fencecheck.report.parallel import ParallelSection
+from fencecheck.report.wire_faults import WireFaultSection
+from fencecheck.report.wire_faults import warnings as wire_warnings
 
 # 1 was the gate's first, minimal evidence.json (suites and lock timeouts only); 2 had one system's coverage; 3 had
 # one `kind` ("contract" or "error") per failed test and true/false replays, not the problems' structured kinds.
@@ -43,7 +42,7 @@ RACE_VERDICTS = ("ok", "illegal", "unknown")
 #   none      nothing to show (verdict unknown: the search ran out of budget, or the history was unreadable)
 LINEARIZATION_KINDS = ("found", "prefix", "none")
 
-# The statuses are the known-bad judge's (fencecheck.known_bad_verdict), named here as the report spells them.
+# The statuses are the known-bad judge's (fencecheck.checker.known_bad_verdict), named here as the report spells them.
 KNOWN_BAD_STATUSES = STATUSES
 
 THOROUGH_PROFILES = frozenset({"thorough"})  # profiles under which every reachable transition must fire
@@ -172,7 +171,7 @@ class Coverage:
 
     rows: tuple[CoverageRow, ...]
     files: int  # per-process coverage files merged
-    system: str  # the plug-in's name (fencecheck.plugins)
+    system: str  # the plug-in's name (fencecheck.plugin.registry)
 
     _json_derived: ClassVar = ("unexercised_reachable",)
 
@@ -241,7 +240,7 @@ class RaceScenario:
     lock_timeouts: int | None = None
     linearization: str = "none"
     history: tuple[RaceCall, ...] = ()
-    system: str = attrs.field(kw_only=True)  # the plug-in whose implementation raced (fencecheck.plugins)
+    system: str = attrs.field(kw_only=True)  # the plug-in whose implementation raced (fencecheck.plugin.registry)
     contract_unavailable_callers: int = 0  # indefinite with the model's own unavailable answer: not contention
     # A contended run raced again at lower degrees: the highest judged, its verdict and findings (None: none).
     judged_width: int | None = None
@@ -263,7 +262,7 @@ class RaceScenario:
 
     @property
     def contention(self) -> str | None:
-        """Why too few racing callers got a definite answer for the verdict to count (fencecheck.definite)."""
+        """Why too few racing callers got a definite answer for the verdict to count (fencecheck.checker.definite)."""
         return (contention_problem(self.definite_callers + self.contract_unavailable_callers, self.width)
                 or undecided_problem(self.undecided))
 
@@ -339,7 +338,7 @@ class KnownBadResult:
     shrunk_steps: int | None = None
     counterexample: str | None = None
     failing_property: str | None = None
-    warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.known_bad_verdict)
+    warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.checker.known_bad_verdict)
 
     def __attrs_post_init__(self) -> None:
         if self.status not in KNOWN_BAD_STATUSES:
@@ -525,7 +524,7 @@ def judge(run: Run) -> Verdict:
 
     Fails on: a failed suite, a race run whose checker verdict is illegal or unknown (or whose structural
     invariants or promise broke, or with fewer than 90% definite racing callers), a race scenario with fewer
-    than 99% definite racing callers over its repeats (`fencecheck.definite`: contention), a known-bad
+    than 99% definite racing callers over its repeats (`fencecheck.checker.definite`: contention), a known-bad
     variant that survived (sequential or concurrent), a parallel program that failed against the reference
     (or had a run with too few definite answers), a rules boundary that does not hold, an artifact that
     exists but cannot be read (it might hide any of these), and, under a thorough

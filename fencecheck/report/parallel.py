@@ -8,7 +8,7 @@ calls, so writer and reader agree on one spelling. Kept in its own module (recor
 verdict rules, Markdown and HTML) so the shared report modules only gain a few lines each.
 
 Verdict: a reference run that failed (any classification but "passes"), or had a repetition too contended to
-judge (`contendedRepetitions`, fencecheck.definite), fails the run; a concurrent variant
+judge (`contendedRepetitions`, fencecheck.checker.definite), fails the run; a concurrent variant
 that survived fails it; a variant that timed out or errored is a warning.
 """
 
@@ -21,12 +21,11 @@ from typing import Any, ClassVar
 
 import attrs
 
-from fencecheck.definite import RUN_SHARE_PERCENT
-from fencecheck.plugins import UNNAMED_SYSTEM
-
-from .artifacts import write_json
-from .codec import decode, encode
-from .html_builder import Safe, el
+from fencecheck.checker.definite import RUN_SHARE_PERCENT
+from fencecheck.plugin.registry import UNNAMED_SYSTEM
+from fencecheck.report.artifacts import write_json
+from fencecheck.report.codec import decode, encode
+from fencecheck.report.html_builder import Safe, el
 
 PARALLEL_DIR = "parallel"
 KNOWN_BAD_SUBDIR = "known_bad"
@@ -36,7 +35,7 @@ VARIANT_STATUSES = ("caught", "survived", "timeout", "error")  # as model.KNOWN_
 PASSES = "passes"
 
 
-# Files written before the lantern had parallel programs name no plug-in (fencecheck.plugins.UNNAMED_SYSTEM's).
+# Files written before the lantern had parallel programs name no plug-in (fencecheck.plugin.registry.UNNAMED_SYSTEM's).
 EARLIER_PLUGIN = UNNAMED_SYSTEM
 
 
@@ -60,7 +59,7 @@ class ParallelRun:
     shrunk_ops: int | None = None  # concurrent + prefix calls
     counterexample: str | None = None
     message: str | None = None
-    contended_repetitions: int = 0  # too few definite answers to judge (fencecheck.definite): not a pass
+    contended_repetitions: int = 0  # too few definite answers to judge (fencecheck.checker.definite): not a pass
     contention: str | None = None  # the first such repetition's message
     plugin: str = EARLIER_PLUGIN  # the system's plug-in (its programs, model and checker)
 
@@ -89,7 +88,7 @@ class ParallelVariant:
     shrunk_prefix_ops: int | None = None
     counterexample: str | None = None
     failing_property: str | None = None
-    warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.known_bad_verdict)
+    warnings: tuple[str, ...] = ()  # bounds that did not hold but decide nothing (fencecheck.checker.known_bad_verdict)
     plugin: str = EARLIER_PLUGIN
 
     _json_derived: ClassVar = ("caught", "shrunk_steps")
@@ -156,7 +155,7 @@ class ParallelSection:
 
 def _parallel_systems() -> tuple[str, ...]:
     """Every registered system that has parallel programs (its plug-in gives a `parallel` spec)."""
-    from fencecheck.plugins import SYSTEM_NAMES, plugin  # found by name through the registry
+    from fencecheck.plugin.registry import SYSTEM_NAMES, plugin  # found by name through the registry
 
     return tuple(name for name in SYSTEM_NAMES if plugin(name).parallel is not None)
 

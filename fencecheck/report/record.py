@@ -19,9 +19,9 @@ from pathlib import Path
 
 import attrs
 
-from .artifacts import RUN_FILE, write_json
-from .codec import decode, encode
-from .model import Environment, Settings
+from fencecheck.report.artifacts import RUN_FILE, write_json
+from fencecheck.report.codec import decode, encode
+from fencecheck.report.model import Environment, Settings
 
 RUN_FORMAT = "fencecheck.run/1"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +111,7 @@ def capture_environment(*, source: str = "gate") -> Environment:
 
 def run_settings(profile: str | None, workers: str | None, selected: tuple[str, ...] = ()) -> Settings:
     """The settings the suites run with: the profile's Hypothesis values as the stateful suite applies them."""
-    from fencecheck import hypothesis_profiles
+    from fencecheck.suites import hypothesis_profiles
 
     values = dict(hypothesis_profiles.PROFILES.get(profile or "", {}))
     if hypothesis_profiles.derandomize_requested():

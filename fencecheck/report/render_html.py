@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fencecheck.failures import kind_text
-
-from .html_builder import Safe, el
-from .model import (
+from fencecheck.report.failures import kind_text
+from fencecheck.report.html_builder import Safe, el
+from fencecheck.report.model import (
     NOT_RUN,
     SCHEMA_VERSION,
     Coverage,
@@ -27,9 +26,9 @@ from .model import (
     Run,
     StatefulSummary,
 )
-from .parallel import parallel_html
-from .timeline import hatch_defs, legend, render_timeline
-from .wire_faults import wire_html
+from fencecheck.report.parallel import parallel_html
+from fencecheck.report.timeline import hatch_defs, legend, render_timeline
+from fencecheck.report.wire_faults import wire_html
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .model import Run
+from fencecheck.report.model import Run
 
 
 def render_json(run: Run) -> str:

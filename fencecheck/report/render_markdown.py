@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from fencecheck.failures import markdown_section
-
-from .model import NOT_RUN, RaceScenario, Run
-from .parallel import parallel_markdown
-from .wire_faults import wire_markdown
+from fencecheck.report.failures import markdown_section
+from fencecheck.report.model import NOT_RUN, RaceScenario, Run
+from fencecheck.report.parallel import parallel_markdown
+from fencecheck.report.wire_faults import wire_markdown
 
 MAX_ITEMS = 8
 

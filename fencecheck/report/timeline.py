@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .html_builder import Safe, el
-from .model import RaceCall, RaceScenario
+from fencecheck.report.html_builder import Safe, el
+from fencecheck.report.model import RaceCall, RaceScenario
 
 LANE = 18  # px per caller lane
 LABEL = 150  # px for the caller names

@@ -20,9 +20,8 @@ from typing import Any
 
 import attrs
 
-from fencecheck.plugins import UNNAMED_SYSTEM
-
-from .html_builder import Safe, el
+from fencecheck.plugin.registry import UNNAMED_SYSTEM
+from fencecheck.report.html_builder import Safe, el
 
 WIRE_DIR = "wire-faults"
 RACES_FILE = f"{WIRE_DIR}/races.json"
@@ -87,7 +86,7 @@ def mix_seed(value: Any, where: str) -> str | None:
 
 
 def check_race_wire_faults(value: Any) -> None:
-    """A race result's `wireFaults` (fencecheck.contest_results): {"seed": str | int | null, "kinds": {...}}."""
+    """A race result's `wireFaults` (fencecheck.runners.contest_results): {"seed": str | int | null, "kinds": {...}}."""
     if not isinstance(value, dict) or set(value) != {"seed", "kinds"}:
         raise ValueError("wireFaults: expected an object with exactly the keys seed and kinds")
     mix_seed(value["seed"], "wireFaults.seed")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .model import Run
-from .render_html import render_html
-from .render_json import render_json
-from .render_markdown import render_markdown
+from fencecheck.report.model import Run
+from fencecheck.report.render_html import render_html
+from fencecheck.report.render_json import render_json
+from fencecheck.report.render_markdown import render_markdown
 
 FILES = ("evidence.json", "evidence.md", "evidence.html")
 

@@ -2,7 +2,7 @@
 `[tool.setuptools.package-data]`), so a tool outside this repository can validate what the harness writes.
 
 - `history.schema.json`: a saved history, format `fencecheck.history/1` (docs/history-format.md), as
-  `fencecheck.history.History.to_json` writes it and `fencecheck check` reads it.
+  `fencecheck.checker.history.History.to_json` writes it and `fencecheck check` reads it.
 
 The schema describes the format; `History.from_json` stays the reader, and the schema never replaces it.
 """

@@ -167,7 +167,7 @@ class FaultEvent:
     @property
     def label(self) -> str:
         """Kind and method, e.g. "fail-response Commit": how fault counts and the checker's timeline name this
-        event (a history's call keeps the whole event, ``fencecheck.history.WireFault``)."""
+        event (a history's call keeps the whole event, ``fencecheck.checker.history.WireFault``)."""
         return f"{self.kind.value} {self.method}"
 
 

@@ -7,7 +7,7 @@ process's client carries nothing that says). So each caller that needs the wire 
 calls are sequential (one racer, one branch), so the events its proxy logs during a call are that call's
 (`WireLanes.call`).
 
-Two kinds of lane (`fencecheck.contest`, `fencecheck.parallel.execute`):
+Two kinds of lane (`fencecheck.runners.contest`, `fencecheck.parallel.execute`):
 
 - rejecting (`WireLanes.rejecting(name)`): every Commit is rejected before it reaches the emulator (the lockstep
   machines' `COMMIT_REJECTED`: definite, nothing applied). A racer's commit-failing first attempt runs there.
@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from fencecheck.history import WireFault
+from fencecheck.checker.history import WireFault
 from fencecheck.wire.faults import FaultEvent, FaultKind, FaultPlan, on
 from fencecheck.wire.lockstep import COMMIT_REJECTED
 from fencecheck.wire.mix import FaultMix
@@ -141,8 +141,8 @@ class WireLanes:
     # --- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
         """Close every lane's client and stop its proxy. Idempotent."""
-        from fencecheck.emulator import close_client
-        from fencecheck.implementation_process import close_host_everywhere
+        from fencecheck.emulator.lifecycle import close_client
+        from fencecheck.protocol.process import close_host_everywhere
 
         with self._lock:
             if self._closed:

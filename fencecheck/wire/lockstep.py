@@ -6,12 +6,12 @@ lost-response steps on the session's client, with these faults:
 - a commit-failure step (`plugin.commit_fails(op)`, the journal's `commit_fails=True`): every Commit of the
   call is rejected by the proxy with ALREADY_EXISTS before it reaches the emulator (`commits_rejected`). That is
   definite: nothing applied, and the model says what the caller is told. ALREADY_EXISTS is what the emulator
-  answers the client-side path (`fencecheck.firestore_io.CommitFailureClient`), and no layer of the Python
+  answers the client-side path (`fencecheck.emulator.firestore_io.CommitFailureClient`), and no layer of the Python
   client retries it, so the implementation meets the same refusal either way;
 - a lost-response step (`plugin.response_lost(op)`, the journal's `response_lost=True`): the call's first
   Commit is forwarded and its answer replaced by UNAVAILABLE (`COMMIT_RESPONSE_LOST`). How the runner judges
   such a step (against both outcomes, applied and not applied) is the runner's: `Lockstep.run` in
-  fencecheck/lockstep.py.
+  fencecheck/runners/lockstep.py.
 
 This module knows the proxy, not the runner: the runner imports it, never the other way round
 (tests/unit/test_core_imports_no_system.py: no import cycles, no upward imports).

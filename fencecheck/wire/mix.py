@@ -4,7 +4,7 @@
 `random.Random(f"{seed}/{lane}")` (a string seed is hashed with SHA-512: the same plan in every process and
 run). Each lane draws, independently, at most one fault per method, always on that method's first call of
 the lane, so a caller's whole-call retry runs clean and the run's definite share stays what the suites require
-(`fencecheck.definite`); what the faults exercise is the implementation's and its client library's own
+(`fencecheck.checker.definite`); what the faults exercise is the implementation's and its client library's own
 handling of them, and the checker's handling of the indefinite answers they leave:
 
 - Commit: `fail_response(UNAVAILABLE)` (the client's gapic retry meets a closed transaction) or

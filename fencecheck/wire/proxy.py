@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from fencecheck.emulator_discovery import loopback_emulator_host
+from fencecheck.emulator.discovery import loopback_emulator_host
 from fencecheck.errors import UsageError
 from fencecheck.wire.faults import NO_FAULTS, EventLog, Fault, FaultKind, FaultPlan, FaultRule
 from fencecheck.wire.methods import Cardinality, cardinality, full_name, short_name
@@ -235,7 +235,7 @@ class WireProxy:
     def client(self, project_id: str) -> firestore.Client:
         """A google-cloud-firestore client for ``project_id`` whose calls go through this proxy, its Commit
         resent sooner (`quick_commit_resend`)."""
-        from fencecheck.emulator import EmulatorHandle
+        from fencecheck.emulator.lifecycle import EmulatorHandle
 
         return quick_commit_resend(EmulatorHandle(self.host).client(project_id))
 

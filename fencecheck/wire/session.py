@@ -2,7 +2,7 @@
 
 The lockstep runner takes one (`Lockstep(db, plugin=..., wire=...)`) to run its commit-failure and lost-response steps
 on the wire (`fencecheck/wire/lockstep.py`); its read-backs stay on the direct client. The pytest fixtures
-(`wire_proxy`, one per test process, and `wire_session`, per test: `fencecheck.pytest_plugin`) start the proxy
+(`wire_proxy`, one per test process, and `wire_session`, per test: `fencecheck.suites.pytest_plugin`) start the proxy
 with the emulator fixtures; `open_session` starts one for a block (a replay without fixtures).
 """
 
@@ -34,7 +34,7 @@ class WireSession:
 @contextlib.contextmanager
 def session_on(proxy: WireProxy, project_id: str) -> Iterator[WireSession]:
     """A session on a running proxy: a new client of `project_id` through it, closed after the block."""
-    from fencecheck.emulator import close_client
+    from fencecheck.emulator.lifecycle import close_client
 
     db = proxy.client(project_id)
     try:

@@ -1,7 +1,7 @@
 'use strict';
 // Instants as integer microseconds since the epoch (JS numbers are exact up to 2**53 us, year 2255): the
 // contract's precision. The trusted clock reading arrives as ISO 8601 with exactly six fraction digits and a
-// +00:00 offset (the form fencecheck/history_codec.py writes); Date is never used, it has milliseconds only.
+// +00:00 offset (the form fencecheck/checker/history_codec.py writes); Date is never used, it has milliseconds only.
 
 const { Timestamp } = require('firebase-admin/firestore');
 

@@ -11,7 +11,7 @@ source lines replaced (`known_bad.loader.mutate`, each block found exactly once;
 with `BUG`). The copy's dispatch table (`decide._DECIDE`) is rebound to the mutated functions (the loader
 rebinds module names, not dict values). The real `reference.gateway` is never modified and never imports
 anything from here. Systems are named `known_bad.gateway:<name>` (`SYSTEM_SPEC`) and resolved by
-`fencecheck.plugins.gateway.resolve`.
+`fencecheck.systems.gateway.plugin.resolve`.
 
 `rule` names the model transition whose row the bug breaks; `concurrent` variants are indistinguishable from
 the reference in any sequential program (only a race shows them) and are left to the race scenarios.

@@ -6,7 +6,7 @@
     [v.name for v in VARIANTS]
 
 Counterexamples name a variant's system as `"known_bad.journal:<name>"` (`SYSTEM_SPEC`), which
-fencecheck.counterexamples renders as `from known_bad.journal import system; SYSTEM = system("<name>")`.
+fencecheck.runners.counterexamples renders as `from known_bad.journal import system; SYSTEM = system("<name>")`.
 The catalogue itself is in `known_bad/journal/variants.py`.
 """
 
@@ -17,7 +17,7 @@ from types import ModuleType
 
 import attrs
 
-from fencecheck.plugins.journal import ReferenceAPI
+from fencecheck.systems.journal.plugin import ReferenceAPI
 from known_bad.loader import load_reference_copy, mutate
 from model.journal import Operation
 

@@ -5,7 +5,7 @@ machine without wire faults (`JournalMachine.wire_faults = False`: commit failur
 both calls of a lost-response rule answered) cannot tell it from the reference. Through the wire proxy a
 commit can be applied while its answer is lost (google-cloud-firestore resends the Commit, the emulator
 refuses the closed transaction: InvalidArgument; a lost answer without a retry is DeadlineExceeded), and
-the lost-response rules (fencecheck/lockstep.py, `Lockstep._run_response_lost`) judge the call against
+the lost-response rules (fencecheck/runners/lockstep.py, `Lockstep._run_response_lost`) judge the call against
 both outcomes:
 
 - `lost-answer-retried-as-new-call`: after a lost commit answer it runs the whole operation again, as a

@@ -1,14 +1,14 @@
 """Shared helpers for the lantern emulator tests (docs/lantern-contract.md): the reference's own tests
 (test_lantern_reference.py) and the known-bad catalogue's (test_lantern_known_bad.py).
 
-- `LanternSystem` (the plug-in's, `fencecheck.plugins.lantern`): a lantern system under test.
+- `LanternSystem` (the plug-in's, `fencecheck.systems.lantern.plugin`): a lantern system under test.
   `REFERENCE_LANTERN` is `reference.lantern`; `variant_system(name)` is a known-bad copy (known_bad.lantern).
   Every helper that calls the system takes it as an explicit `system=` parameter: nothing is swapped.
 - `call`: one model operation (model.lantern's CreateVenue, Light, ...) through a system; `answer`: any
   zero-argument call of a system, as the caller sees it (`.to_json()` or the error code).
 - `stored_documents`, `typed`, `make_stored`: the four collections as stored, compared with exact types.
 - `RecordingClient`: a client proxy recording every transaction commit that carries writes (`SentCommit`).
-- `race`: operations in threads released together by one barrier (`fencecheck.contest.race_callers`, the race
+- `race`: operations in threads released together by one barrier (`fencecheck.runners.contest.race_callers`, the race
   suite's contest runner, one call per racer); a `RaceOutcome` with the answers and the problems seen (racers
   that hung or raised, commits that break `write_set_violations`), never an assertion.
 - Scenario constants: the clock origin `T0`, `US`, `H2` (the lantern TTL), venues and positions.
@@ -24,9 +24,9 @@ from typing import Any
 import attrs
 from google.cloud.firestore_v1.transaction import Transaction
 
-from fencecheck.contest import Racer, RacerRecord, race_callers
-from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN, LanternSystem
 from fencecheck.problems import Problem, ProblemKind, hang
+from fencecheck.runners.contest import Racer, RacerRecord, race_callers
+from fencecheck.systems.lantern.plugin import LANTERN, REFERENCE_LANTERN, LanternSystem
 from known_bad.lantern import variant
 from model.lantern import (
     LANTERN_TTL,
@@ -183,7 +183,7 @@ def race(
     timeout: float = 300,
 ) -> RaceOutcome:
     """Run the operations through `system` in threads released together by one barrier (the contest runner's
-    `fencecheck.contest.race_callers`, without whole-call retries: each racer calls once). `logs[i]`, when
+    `fencecheck.runners.contest.race_callers`, without whole-call retries: each racer calls once). `logs[i]`, when
     given, is the attempt log of operation i (a test may watch it while the race runs).
 
     Problems (reported, never asserted): a racer still running after `timeout` seconds, a racer that raised

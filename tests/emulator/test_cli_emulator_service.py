@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import emulator_service
-from fencecheck.emulator import EmulatorHandle
+import fencecheck.cli.emulator as emulator_service
+from fencecheck.emulator.lifecycle import EmulatorHandle
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 

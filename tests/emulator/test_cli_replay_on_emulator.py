@@ -1,6 +1,6 @@
 """`fencecheck replay` on the shared test emulator: a lockstep program and a race, each against the known-bad
 system it names (still fails, exit 1) and against the reference (no longer fails, exit 0); a lantern contest
-likewise (both systems' races run through fencecheck.contest and are saved in one format)."""
+likewise (both systems' races run through fencecheck.runners.contest and are saved in one format)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from fencecheck.contest_results import execute_contest
-from fencecheck.counterexamples import write_counterexample
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.runners.contest_results import execute_contest
+from fencecheck.runners.counterexamples import write_counterexample
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN
 from known_bad.journal import system, variant
 from model.lantern import CreateVenue, DeleteVenue, Light
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
@@ -100,7 +100,7 @@ def test_race_no_longer_fails_against_the_reference(emulator, illegal_race, tmp_
     assert done.stdout.splitlines()[-1].startswith("no longer fails")
 
 
-# --- the lantern's contests (fencecheck/replay_contest.py) -------------------------------------------------
+# --- the lantern's contests (fencecheck/runners/replay_contest.py) -------------------------------------------------
 
 
 def _lantern_run(firestore_db: Any, directory: Path, implementation: Any) -> tuple[Any, Any]:

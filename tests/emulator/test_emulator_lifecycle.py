@@ -25,7 +25,7 @@ import pytest
 from google.api_core.exceptions import Aborted
 from google.cloud import firestore
 
-from fencecheck.emulator import (
+from fencecheck.emulator.lifecycle import (
     EmulatorCommand,
     EmulatorHandle,
     connect_existing,
@@ -241,7 +241,7 @@ import faulthandler
 import signal
 import sys
 from pathlib import Path
-from fencecheck.emulator import start_emulator
+from fencecheck.emulator.lifecycle import start_emulator
 
 faulthandler.register(signal.SIGUSR1)  # the test asks for our stacks if we do not exit in time
 # A launcher without job control (`cmd &` in a script, nohup) starts us with SIGINT ignored, and Python keeps

@@ -2,7 +2,7 @@
 
 A `preexec_fn` forces subprocess into a plain fork whose at-fork handlers run in the child; gRPC's, in a
 process whose channels were busy, once aborted the emulator at start (SIGABRT, one fresh-clone `./run tests`).
-The harness now starts no child with Python between fork and exec (`fencecheck.emulator.parent_death_prefix`
+The harness now starts no child with Python between fork and exec (`fencecheck.emulator.lifecycle.parent_death_prefix`
 ties the child's life to the harness through `setpriv --pdeathsig` instead). This test starts and stops a
 private emulator 15 times while a Firestore client keeps a channel busy on the session's emulator, and
 counts the starts that failed: none may. (The abort came once in a whole fresh-clone run; the static test,
@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from fencecheck.emulator import start_emulator
+from fencecheck.emulator.lifecycle import start_emulator
 from fencecheck.errors import EmulatorStartError
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]

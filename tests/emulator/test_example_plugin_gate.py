@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck.plugins import ENV_PLUGINS
-from fencecheck.systems import ENV_SYSTEM
+from fencecheck.plugin.registry import ENV_PLUGINS
+from fencecheck.plugin.specs import ENV_SYSTEM
 
 pytestmark = pytest.mark.harness  # the gate deselects harness tests
 

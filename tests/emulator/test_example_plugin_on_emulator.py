@@ -18,12 +18,12 @@ import pytest
 from examples.cas_register import races
 from examples.cas_register.model import CompareAndSet, Read, Write
 from examples.cas_register.plugin import CAS_REGISTER, REFERENCE
-from fencecheck.contest import ContestRun
-from fencecheck.contest_results import ScenarioResult
-from fencecheck.counterexamples import write_counterexample
-from fencecheck.lockstep import LockstepMismatch, replay
-from fencecheck.plugins import ENV_PLUGINS
-from fencecheck.systems import ENV_SYSTEM
+from fencecheck.plugin.registry import ENV_PLUGINS
+from fencecheck.plugin.specs import ENV_SYSTEM
+from fencecheck.runners.contest import ContestRun
+from fencecheck.runners.contest_results import ScenarioResult
+from fencecheck.runners.counterexamples import write_counterexample
+from fencecheck.runners.lockstep import LockstepMismatch, replay
 from fencecheck.wire.mix import DEFAULT_SEED, FaultMix
 
 pytestmark = pytest.mark.emulator

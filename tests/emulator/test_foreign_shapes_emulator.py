@@ -13,9 +13,9 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, settings
 
-from fencecheck.lockstep import Lockstep
-from fencecheck.plugin import UndeclaredError
-from fencecheck.plugins.journal import resolve_system
+from fencecheck.plugin.records import UndeclaredError
+from fencecheck.runners.lockstep import Lockstep
+from fencecheck.systems.journal.plugin import resolve_system
 from stateful_tests import machine_runner
 from stateful_tests.journal_machine import JournalMachine
 from tests.fakes import frozen_journal

@@ -83,7 +83,7 @@ def _until(condition, timeout: float, what: str, gate: subprocess.Popen[str]) ->
 
 
 # (suites, their test directories, workers): one suite on two workers; or the stateful suite and, beside it in
-# the gate's second lane (fencecheck.cli.schedule), the races suite, one worker each. Either way two tests wait.
+# the gate's second lane (fencecheck.cli.main.schedule), the races suite, one worker each. Either way two tests wait.
 ONE_SUITE = (("unit",), ("tests/unit",), "2")
 TWO_LANES = (("stateful", "races"), ("stateful_tests", "race_tests"), "1")
 
@@ -99,7 +99,7 @@ def test_a_signal_to_the_gate_alone_stops_its_whole_tree(tmp_path, signum, layou
         (project / directory).mkdir(parents=True)
         (project / directory / "test_waiting.py").write_text(WAITING_TEST)
     (project / "pytest.ini").write_text("[pytest]\n")
-    (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.pytest_plugin"]\n')
+    (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.suites.pytest_plugin"]\n')
     env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}  # the gate starts its own
     env.pop("PYTEST_XDIST_WORKER", None)
     env["GATE_SIGNAL_TEST_DIR"] = str(marks)

@@ -1,4 +1,4 @@
-"""The gateway plug-in drives the reference through the generic lockstep runner (fencecheck.lockstep) on the
+"""The gateway plug-in drives the reference through the generic lockstep runner (fencecheck.runners.lockstep) on the
 emulator: answers, stored documents and update times exactly as the model predicts, a rejected commit, and
 every injected fault kind (the damaged documents are stored exactly and every later call on that journal
 answers `unrecognized_record` without writing)."""
@@ -10,8 +10,8 @@ from datetime import timedelta
 import attrs
 import pytest
 
-from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
-from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch, replay
+from fencecheck.systems.gateway.plugin import GATEWAY
 from model.gateway import FAULT_KINDS, InjectFault
 from tests.unit.gateway_builders import REF, T0, A, B, begin, claim, get, hosted, provider_intent, record
 

@@ -5,7 +5,7 @@ a denied write changes nothing. The same requests under permissive rules are all
 from the rules, not from the request shape.
 
 Here the documents are the reference's own (a begun and claimed journal) and the requests are spelled out;
-the rules matrix (fencecheck/rules_probe.py, tests/emulator/test_rules.py) probes the same paths from the
+the rules matrix (fencecheck/runners/rules_probe.py, tests/emulator/test_rules.py) probes the same paths from the
 gateway plug-in's `browser_denied`, on synthetic documents, and its evidence lists them.
 """
 
@@ -21,8 +21,14 @@ from typing import Any
 
 import pytest
 
-from fencecheck.plugins.gateway import GATEWAY
-from fencecheck.rules_probe import BROWSER_IDENTITIES, TARGET_SYSTEMS, emulator_token, identity_claims, rules_matrix
+from fencecheck.runners.rules_probe import (
+    BROWSER_IDENTITIES,
+    TARGET_SYSTEMS,
+    emulator_token,
+    identity_claims,
+    rules_matrix,
+)
+from fencecheck.systems.gateway.plugin import GATEWAY
 from reference.gateway.identity import event_path, record_path
 from tests.emulator.test_gateway_reference import call_reference, stored_documents
 from tests.gateway_lockstep import typed_docs

@@ -13,7 +13,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, settings
 
-from fencecheck.plugins.journal import REFERENCE
+from fencecheck.systems.journal.plugin import REFERENCE
 from stateful_tests import known_bad_support, machine_runner
 from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import ROUNDS, Target, catch

@@ -56,7 +56,7 @@ from google.api_core import exceptions as api_exceptions
 from google.cloud import firestore
 from google.cloud.firestore_v1.document import DocumentReference
 
-from fencecheck import known_bad_verdict as verdicts
+from fencecheck.checker import known_bad_verdict as verdicts
 from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
 from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
@@ -596,7 +596,7 @@ def test_seed_scenario_passes_against_the_reference(scenario, firestore_db):
 
 
 def finding_of(finding: Finding) -> Problem:
-    """A seed finding as a problem for the one rule (fencecheck.known_bad_verdict), of the kind it was found as:
+    """A seed finding as a problem for the one rule (fencecheck.checker.known_bad_verdict), of the kind it was found as:
     a `race` racer that hung or crashed; every other property the contract's."""
     return Problem(finding.kind, str(finding))
 

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 import reference
-from fencecheck.firestore_io import SENTINEL_PATH, ensure_sentinel, read_project
-from fencecheck.lockstep import Lockstep, LockstepMismatch
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
-from fencecheck.plugins.journal_store import key_of, read_key_scope
+from fencecheck.emulator.firestore_io import SENTINEL_PATH, ensure_sentinel, read_project
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
+from fencecheck.systems.journal.store import key_of, read_key_scope
 from model.journal import Acquire, CommandRef, FaultKind, InjectFault, Register
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 from stateful_tests.journal_machine import JournalMachine

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from fencecheck.known_bad_verdict import CAUGHT
-from fencecheck.plugins.gateway import GATEWAY as GATEWAY_PLUGIN
-from fencecheck.plugins.lantern import LANTERN as LANTERN_PLUGIN
+from fencecheck.checker.known_bad_verdict import CAUGHT
 from fencecheck.problems import ProblemKind
+from fencecheck.systems.gateway.plugin import GATEWAY as GATEWAY_PLUGIN
+from fencecheck.systems.lantern.plugin import LANTERN as LANTERN_PLUGIN
 from race_tests import gateway_scenarios, lantern_scenarios, scenarios
 from race_tests.race_known_bad import findings_of, judge_variant
 from tests.fakes import unavailable

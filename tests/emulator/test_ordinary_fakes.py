@@ -3,9 +3,9 @@ step, and the unavailable ones answer unavailable and store nothing, judged as t
 
 The ordinary fakes are the references with the SDK's own `transactional` as their runner (issue 22,
 docs/contention.md). Sequential calls never contend, so here they must be exactly the model's: each step runs
-in `fencecheck.lockstep.Lockstep`, which compares every answer (exact types and key order), the clock readings
+in `fencecheck.runners.lockstep.Lockstep`, which compares every answer (exact types and key order), the clock readings
 and the stored documents with the model's and raises `LockstepMismatch` on any difference. The unavailable
-fakes race through `fencecheck.contest.run_contest` from an empty project: every caller retries its whole call
+fakes race through `fencecheck.runners.contest.run_contest` from an empty project: every caller retries its whole call
 and still answers unavailable, nothing is stored, the checker finds nothing wrong, and the run is refused as
 evidence for contention (too few definite callers), never passed.
 """
@@ -16,12 +16,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from fencecheck.contest import MAX_WHOLE_CALL_RETRIES, Contest, Racer, run_contest
-from fencecheck.contest_results import contest_result
-from fencecheck.lockstep import Lockstep
-from fencecheck.plugins.gateway import GATEWAY
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.runners.contest import MAX_WHOLE_CALL_RETRIES, Contest, Racer, run_contest
+from fencecheck.runners.contest_results import contest_result
+from fencecheck.runners.lockstep import Lockstep
+from fencecheck.systems.gateway.plugin import GATEWAY
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.gateway import Begin, JournalRef
 from model.journal import Acquire, CommandRef, Complete, Fail, Register
 from model.lantern import CreateVenue, DeleteVenue, Extinguish, Light, ReadActive

@@ -10,9 +10,9 @@ import attrs
 import pytest
 
 import reference
-from fencecheck.contest import Ids
-from fencecheck.contest_results import execute_contest
-from fencecheck.plugins.journal import JOURNAL, REFERENCE
+from fencecheck.runners.contest import Ids
+from fencecheck.runners.contest_results import execute_contest
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
 from race_tests.scenarios import BY_NAME
 from reference import CommandJournalError
 

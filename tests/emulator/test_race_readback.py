@@ -13,12 +13,12 @@ import attrs
 import pytest
 
 import reference
-from fencecheck.contest import Ids, run_contest
-from fencecheck.contest_results import contest_result
 from fencecheck.parallel import CONTENDED, BranchCall, CaseResult, ParallelProgram, run_once
 from fencecheck.parallel.execute import BROKEN, CONTENTION, OK
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
 from fencecheck.problems import ProblemKind, contract
+from fencecheck.runners.contest import Ids, run_contest
+from fencecheck.runners.contest_results import contest_result
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
 from model.journal import Acquire, CommandRef, Register
 from race_tests.scenarios import BY_NAME
 from reference import CommandJournalError

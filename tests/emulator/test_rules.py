@@ -29,7 +29,7 @@ import pytest
 
 from fencecheck.errors import UsageError
 from fencecheck.report.artifacts import write_rules_matrix
-from fencecheck.rules_probe import (
+from fencecheck.runners.rules_probe import (
     BROWSER_IDENTITIES,
     DOCUMENT_TARGETS,
     PROBE_COMMAND_HASH,

@@ -12,11 +12,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fencecheck.contest import Ids, run_contest
-from fencecheck.history import WireFault
+from fencecheck.checker.history import WireFault
 from fencecheck.parallel import BranchCall, ParallelProgram, run_once
 from fencecheck.parallel.execute import OK
-from fencecheck.plugins.journal import JOURNAL
+from fencecheck.runners.contest import Ids, run_contest
+from fencecheck.systems.journal.plugin import JOURNAL
 from fencecheck.wire import NO_FAULTS
 from fencecheck.wire import proxy as proxy_module
 from fencecheck.wire.lanes import WireLanes

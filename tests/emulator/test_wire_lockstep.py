@@ -1,4 +1,4 @@
-"""The lockstep runner's wire steps on the emulator (fencecheck/lockstep.py; its faults in
+"""The lockstep runner's wire steps on the emulator (fencecheck/runners/lockstep.py; its faults in
 fencecheck/wire/lockstep.py): a commit-failure step whose commits the proxy rejects, and a lost-response step
 ("commit applied, response lost") judged against the model's two outcomes. Fake systems (the reference with
 one change) show each check can fail."""
@@ -12,9 +12,9 @@ import attrs
 import pytest
 from google.cloud import firestore
 
-from fencecheck.firestore_io import read_project
-from fencecheck.lockstep import Lockstep, LockstepMismatch, replay
-from fencecheck.plugins.journal import JOURNAL, REFERENCE
+from fencecheck.emulator.firestore_io import read_project
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch, replay
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
 from fencecheck.wire import FaultKind
 from known_bad.journal import WIRE_VARIANTS, variant
 from model.journal import Acquire, CommandRef, Register
@@ -172,7 +172,7 @@ def test_replay_rejects_a_commit_failure_step_on_a_proxy_of_its_own(firestore_db
 def test_needs_wire_leaves_a_client_without_an_emulator_to_the_client_side_path():
     from types import SimpleNamespace
 
-    from fencecheck.lockstep import needs_wire
+    from fencecheck.runners.lockstep import needs_wire
 
     failing, lost = [Register(CMD, at(0), commit_fails=True)], [Register(CMD, at(0), response_lost=True)]
     emulator_client, fake = SimpleNamespace(_emulator_host="localhost:8080"), SimpleNamespace()

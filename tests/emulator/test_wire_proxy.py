@@ -17,7 +17,7 @@ import pytest
 from google.api_core import exceptions
 from google.cloud import firestore
 
-from fencecheck.emulator import EmulatorHandle, close_client
+from fencecheck.emulator.lifecycle import EmulatorHandle, close_client
 from fencecheck.wire import FaultKind, WireProxy, cut_stream, delay, drop_response, fail_response, on, reject
 from fencecheck.wire.proxy import COMMIT_RESEND_SECONDS
 

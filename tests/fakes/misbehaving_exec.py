@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from fencecheck.known_bad_verdict import ERROR, TIMEOUT
+from fencecheck.checker.known_bad_verdict import ERROR, TIMEOUT
 from fencecheck.problems import ProblemKind
 
 MISBEHAVIOURS = {"crash": ProblemKind.CRASH, "hang": ProblemKind.HANG, "malformed": ProblemKind.PROTOCOL,
@@ -37,8 +37,8 @@ def misbehaving_journal(how: str) -> Iterator[Any]:
     the answer timeout restored at the end."""
     from unittest import mock
 
-    from fencecheck import implementation_process
-    from fencecheck.plugins.journal_exec import exec_journal, pool_of
+    from fencecheck.protocol import process as implementation_process
+    from fencecheck.systems.journal.exec import exec_journal, pool_of
 
     exec_journal.cache_clear()
     pool_of.cache_clear()

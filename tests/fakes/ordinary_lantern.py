@@ -23,7 +23,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from fencecheck.plugins.lantern import LanternSystem
+from fencecheck.systems.lantern.plugin import LanternSystem
 from known_bad.lantern import LANTERN_PACKAGE_DIR
 from known_bad.loader import copy_modules, load_reference_copy
 from tests.fakes.sdk_runner import run_sdk_transaction

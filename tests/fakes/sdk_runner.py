@@ -10,7 +10,7 @@ without them does, see docs/contention.md). What it keeps of the reference runne
 - any Firestore, auth or transport failure, an `Aborted` read included, and attempts exhausted on aborted
   commits, is the system's unavailable answer (`unavailable()`), with nothing of the original chained;
 - anything else is a bug and propagates;
-- `log` (the harness's attempt log, `fencecheck.contest.CallCounts` or the reference's `AttemptLog`) counts
+- `log` (the harness's attempt log, `fencecheck.runners.contest.CallCounts` or the reference's `AttemptLog`) counts
   read-write attempts and aborted ones; `looks` is never touched, as no look is ever taken.
 """
 

@@ -11,7 +11,7 @@ The lantern and gateway plug-ins resolve only their references and known-bad var
 over as objects (`implementation=LANTERN`); their names are labels in output, not specs.
 
 Each reads the trusted clock it is handed exactly as often as the harness requires of every implementation
-(`fencecheck.contest.call_problems`, `Lockstep.check_clock`): once per call, and never for a call that takes
+(`fencecheck.runners.contest.call_problems`, `Lockstep.check_clock`): once per call, and never for a call that takes
 no time (a gateway namespace not declared linearizable is refused before the clock, docs/gateway-contract.md;
 the lantern's venue operations are handed no clock). So a contest judges it as it judges the reference: every
 answer indefinite, nothing stored, nothing wrong, and too few definite callers to mean anything.
@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any, NoReturn
 
-from fencecheck.plugins.gateway import GatewaySystem
-from fencecheck.plugins.journal import ReferenceAPI
-from fencecheck.plugins.lantern import LanternSystem
+from fencecheck.systems.gateway.plugin import GatewaySystem
+from fencecheck.systems.journal.plugin import ReferenceAPI
+from fencecheck.systems.lantern.plugin import LanternSystem
 from reference.gateway import OPERATIONS as GATEWAY_OPERATIONS
 from reference.gateway import GatewayError
 from reference.gateway.constants import LINEARIZABLE

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fencecheck.plugins import ENV_PLUGINS
-from fencecheck.systems import ENV_SYSTEM
+from fencecheck.plugin.registry import ENV_PLUGINS
+from fencecheck.plugin.specs import ENV_SYSTEM
 
 
 def clear_environment(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:

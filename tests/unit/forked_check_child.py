@@ -12,9 +12,9 @@ import os
 import signal
 import sys
 
-from fencecheck.history import History
-from fencecheck.linearizability import check, fork_is_safe
-from fencecheck.linearizability_fork import SearchProcessDied
+from fencecheck.checker.fork import SearchProcessDied
+from fencecheck.checker.history import History
+from fencecheck.checker.linearizability import check, fork_is_safe
 from tests.register_plugin import REGISTER, break_reads, register_history
 
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fencecheck import cli
-from fencecheck.contest import Ids
-from fencecheck.contest_results import save_counterexample
-from fencecheck.contest_simulation import simulate_in_turn
-from fencecheck.history import Call, Definite, History, Planned, simulate
+import fencecheck.cli.main as cli
+from fencecheck.checker.history import Call, Definite, History, Planned, simulate
 from fencecheck.parallel.case import COUNTEREXAMPLE_FORMAT as PARALLEL_FORMAT
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.runners.contest import Ids
+from fencecheck.runners.contest_results import save_counterexample
+from fencecheck.runners.contest_simulation import simulate_in_turn
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import CreateVenue, Extinguish, Light
 from race_tests.scenarios import BY_NAME

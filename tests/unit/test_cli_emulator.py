@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import cli, emulator_service
-from fencecheck import emulator as emulator_module
-from fencecheck.emulator_discovery import EmulatorCommand
+import fencecheck.cli.emulator as emulator_service
+import fencecheck.cli.main as cli
+import fencecheck.emulator.lifecycle as emulator_module
+from fencecheck.emulator.discovery import EmulatorCommand
 from fencecheck.errors import FencecheckError
 
 FAKE_SERVER = """

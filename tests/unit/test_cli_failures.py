@@ -1,4 +1,5 @@
-"""The gate's "what failed" summary (fencecheck/failures.py) and the system resolver (fencecheck/systems.py)."""
+"""The gate's "what failed" summary (fencecheck/report/failures.py) and the system resolver
+(fencecheck/plugin/specs.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fencecheck import failures
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, resolve_system
-from fencecheck.report import Run
+from fencecheck.plugin.specs import ENV_SYSTEM, configured_implementation, describe_system
+from fencecheck.report import Run, failures
 from fencecheck.report.render_html import render_html
 from fencecheck.report.render_markdown import render_markdown
-from fencecheck.systems import ENV_SYSTEM, configured_implementation, describe_system
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, resolve_system
 from tests.unit.report_support import fixture_run
 
 ROOT = Path("/work/project")
@@ -58,7 +58,7 @@ def test_race_failure_names_scenario_verdict_and_the_saved_history():
 
 
 def test_summary_stops_where_the_context_starts():
-    text = ("fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(x)\n"
+    text = ("fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(x)\n"
             "  implementation answered 'lease_rejected'\nmodel state after the step (as the model predicts it):\n  ...")
     assert failures.summarize(text) == ("LockstepMismatch: lockstep mismatch at step 2: complete(x)",
                                         "implementation answered 'lease_rejected'")

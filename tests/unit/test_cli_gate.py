@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from fencecheck import cli, failures
-from fencecheck import emulator as emulator_module
-from fencecheck.emulator_discovery import discover_emulator
-from fencecheck.plugins.gateway import GATEWAY
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.systems import ENV_SYSTEM, PROJECT_ROOT, configured_implementation, system_of_spec
+import fencecheck.cli.main as cli
+import fencecheck.emulator.lifecycle as emulator_module
+from fencecheck.emulator.discovery import discover_emulator
+from fencecheck.plugin.specs import ENV_SYSTEM, PROJECT_ROOT, configured_implementation, system_of_spec
+from fencecheck.report import failures
+from fencecheck.systems.gateway.plugin import GATEWAY
+from fencecheck.systems.journal.plugin import JOURNAL
 
 FAST_VARIANT = "earlier-clock-finishes"
 
@@ -145,8 +146,8 @@ def _collected(*args: str) -> set[str]:
 
 
 def test_the_deselection_leaves_one_system_and_no_catalogue():
-    from fencecheck.plugins import SYSTEM_NAMES, plugin
-    from fencecheck.suite_parts import module_file
+    from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
+    from fencecheck.plugin.suite_parts import module_file
 
     nodes = {system: _collected("--only-system", system, "--without-catalogues") for system in SYSTEM_NAMES}
     files = {system: {node.split("::")[0] for node in found} for system, found in nodes.items()}
@@ -255,8 +256,8 @@ class FakeEmulator:
 STATEFUL_FAILURE = """<testsuites><testsuite name="pytest">
 <testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
 <properties><property name="fencecheck_problem_kinds" value="contract"/></properties>
-<failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(...)">self = x
-E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(cmd=3e4fec9f at T-0.000001s)
+<failure message="fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(...)">self = x
+E           fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(cmd=3e4fec9f)
 E             model expects 'journal_unavailable' (transition complete.clock_earlier.unavailable)
 E             implementation answered 'lease_rejected'
 E           model state after the step (as the model predicts it):
@@ -418,8 +419,8 @@ def test_a_variant_nothing_catches_is_called_survived_and_exits_1(tmp_path, caps
 CRASHES = """<testsuites><testsuite name="pytest">
 <testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
 <properties><property name="fencecheck_problem_kinds" value="crash"/></properties>
-<failure message="fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(...)">self = x
-E           fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(cmd=3e4fec9f at T+0s)
+<failure message="fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(...)">self = x
+E           fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(cmd=3e4fec9f at T+0s)
 E             the implementation raised NameError: name 'run_transactoin' is not defined
 E           model state after the step (as the model predicts it):
 </failure></testcase>

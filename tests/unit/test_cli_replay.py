@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from fencecheck import cli, replay
-from fencecheck.contest import Ids
-from fencecheck.contest_results import save_counterexample
-from fencecheck.contest_simulation import simulate_in_turn
-from fencecheck.counterexamples import write_counterexample
+import fencecheck.cli.main as cli
+import fencecheck.cli.replay as replay
 from fencecheck.errors import CounterexampleError, FencecheckError
-from fencecheck.plugins.journal import JOURNAL, REFERENCE
-from fencecheck.replay_contest import load_contest
+from fencecheck.runners.contest import Ids
+from fencecheck.runners.contest_results import save_counterexample
+from fencecheck.runners.contest_simulation import simulate_in_turn
+from fencecheck.runners.counterexamples import write_counterexample
+from fencecheck.runners.replay_contest import load_contest
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
 from known_bad.journal import variant
 from race_tests.scenarios import BY_NAME
 
@@ -215,7 +216,7 @@ def test_saved_counterexample_names_its_system_and_implementation(tmp_path):
 
 def _fake_pytest(returncode: int, junit: str | None, stdout: str = ""):
     def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
-        assert "-p" in command and "fencecheck.pytest_plugin" in command
+        assert "-p" in command and "fencecheck.suites.pytest_plugin" in command
         assert kwargs["env"]["FIRESTORE_EMULATOR_HOST"] == "127.0.0.1:9"
         if junit is not None:
             path = next(arg.partition("=")[2] for arg in command if arg.startswith("--junitxml="))
@@ -237,7 +238,7 @@ def test_program_that_passes_no_longer_fails(tmp_path):
 def test_program_that_fails_still_fails_with_its_failure_text(tmp_path):
     junit = """<testsuites><testsuite><testcase classname="c" name="test_replay">
 <failure message="LockstepMismatch: ...">def test_replay(firestore_db):
-E   fencecheck.lockstep.LockstepMismatch: lockstep mismatch at step 3: complete(...)
+E   fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 3: complete(...)
 E     model expects 'journal_unavailable' (transition complete.clock_earlier.unavailable)
 </failure></testcase></testsuite></testsuites>"""
     outcome = replay.replay_program(_program(tmp_path), "127.0.0.1:9", REFERENCE, run=_fake_pytest(1, junit))

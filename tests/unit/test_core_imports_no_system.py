@@ -1,16 +1,17 @@
 """The core imports no system (issue 13, point 3), has no import cycles and imports no layer above its own
 (issue 23, point 4).
 
-`fencecheck/` outside `fencecheck/plugins/` is system-neutral: it takes a `SystemPlugin` (found by name
-through `fencecheck.plugins.plugin`) and imports nothing from `model`, `reference`, `known_bad` or a named
+`fencecheck/` outside `fencecheck/systems/` is system-neutral: it takes a `SystemPlugin` (found by name
+through `fencecheck.plugin.registry.plugin`) and imports nothing from `model`, `reference`, `known_bad` or a named
 plug-in module, at module level or lazily inside a function, statically or through
-`importlib.import_module("...")` with a literal name. The registry (`fencecheck/plugins/__init__.py`) may name
+`importlib.import_module("...")` with a literal name. The registry (`fencecheck/plugin/registry.py`) may name
 plug-in modules as strings in its table; it imports none of them statically.
 
 No cycles: among fencecheck's own modules (plug-ins included) no module imports, through any chain, one that
 imports it back; the failure names a cycle (a -> b -> a) in each group of modules
-that import each other, with the file and line of every arrow. Layers: every module sits in one layer of
-`LAYERS` (lowest first) and imports nothing of a higher one; a new module fails until it is placed.
+that import each other, with the file and line of every arrow. Layers: every module sits in a room (a
+subpackage) of one layer of `LAYERS` (lowest first) and imports nothing of a higher one; a new room fails until
+it is placed.
 
 What counts as an import here, for both: every `import` and `from ... import` in the file (`from . import x`
 and `from .x import y` resolved; `from p import m` is an import of the submodule p.m when there is one, else
@@ -24,7 +25,7 @@ of p), and `importlib.import_module("...")` with a literal name, wherever it is 
 
 Not counted: the package `__init__` that Python runs before a submodule (a package re-exporting its own
 submodules would otherwise be a cycle with each of them), and a plug-in found by name through the registry's
-table (`fencecheck.plugins.plugin(name)`: a string, which is how the core stays free of systems).
+table (`fencecheck.plugin.registry.plugin(name)`: a string, which is how the core stays free of systems).
 
 Read with `ast`, never by importing, so the test sees every import whether or not it would run.
 """
@@ -32,17 +33,17 @@ Read with `ast`, never by importing, so the test sees every import whether or no
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from fencecheck.plugins import REGISTRY as BUILT_IN  # the built-in systems' names, which the core never picks
+from fencecheck.plugin.registry import REGISTRY as BUILT_IN  # the built-in systems' names, which the core never picks
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fencecheck"
-PLUGINS = PACKAGE / "plugins"
-REGISTRY = PLUGINS / "__init__.py"
+SYSTEMS = PACKAGE / "systems"  # the built-in systems, one folder each
+REGISTRY = PACKAGE / "plugin" / "registry.py"
 SYSTEM_PACKAGES = ("model", "reference", "known_bad")
 
 # Files other helpers rewrite right now and that still import a system; each entry goes when their branch
@@ -63,7 +64,7 @@ def _package_of(path: Path) -> str:
 
 
 def _absolute(package: str, level: int, module: str | None) -> str:
-    """A relative import's absolute module name (`from .plugins import x` in fencecheck/history.py)."""
+    """A relative import's absolute module name (`from .plugins import x` in fencecheck/checker/history.py)."""
     if level == 0:
         return module or ""
     base = package.split(".")
@@ -108,7 +109,7 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
 
 
 def _plugin_modules() -> set[str]:
-    return {_module_name(p) for p in PLUGINS.glob("*.py") if p != REGISTRY}
+    return {_module_name(p) for p in SYSTEMS.rglob("*.py")}
 
 
 def system_import(module: str, plugin_modules: set[str]) -> bool:
@@ -123,7 +124,7 @@ def _allowed(relative: str) -> bool:
 
 
 def core_files() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if PLUGINS not in p.parents)
+    return sorted(p for p in PACKAGE.rglob("*.py") if SYSTEMS not in p.parents)
 
 
 def violations(paths: list[Path]) -> list[str]:
@@ -144,13 +145,14 @@ def _violations_in(source: str, package: str) -> list[str]:
 
 def test_there_are_core_files_and_plugins_to_check():
     assert len(core_files()) > 20
-    assert {"fencecheck.plugins.journal", "fencecheck.plugins.lantern"} <= _plugin_modules()
+    assert {"fencecheck.systems.journal.plugin", "fencecheck.systems.lantern.plugin"} <= _plugin_modules()
 
 
 def test_the_core_imports_no_system():
     checked = [p for p in core_files() if not _allowed(str(p.relative_to(ROOT)))]
     found = violations(checked)
-    assert found == [], ("the core must take a plug-in (fencecheck.plugins.plugin(name)), not import a system:\n"
+    assert found == [], ("the core must take a plug-in (fencecheck.plugin.registry.plugin(name)), not import a "
+                         "system:\n"
                          + "\n".join(found))
 
 
@@ -176,12 +178,14 @@ def system_names_spelled(source: str, names: Collection[str]) -> list[tuple[int,
 
 def test_no_module_of_the_core_picks_a_system_by_name():
     """A default of "journal" in the core makes every other system a second-class one: the core takes a
-    plug-in, and what a file that names no system means is the registry's (`fencecheck.plugins.UNNAMED_SYSTEM`)."""
+    plug-in, and what a file that names no system means is the registry's
+    (`fencecheck.plugin.registry.UNNAMED_SYSTEM`)."""
     names = set(BUILT_IN)
-    found = [f"{path.relative_to(ROOT)}:{line} spells {name!r}" for path in core_files()
+    found = [f"{path.relative_to(ROOT)}:{line} spells {name!r}" for path in core_files() if path != REGISTRY
              for line, name in system_names_spelled(path.read_text(encoding="utf-8"), names)]
     assert found == [], ("expected no system named in the core; take the plug-in as an argument, or ask the "
-                         "registry (fencecheck.plugins.UNNAMED_SYSTEM for files that name none):\n" + "\n".join(found))
+                         "registry (fencecheck.plugin.registry.UNNAMED_SYSTEM for files that name "
+                         "none):\n" + "\n".join(found))
 
 
 def test_the_name_finder_counts_defaults_and_comparisons_not_docstrings_or_messages():
@@ -213,12 +217,12 @@ def test_every_allow_list_entry_still_needs_its_place():
     ("import model.journal", 1, "model.journal"),
     ("from reference import AttemptLog", 1, "reference"),
     ("def f():\n    from known_bad.journal import variant\n", 2, "known_bad.journal"),
-    ("from .plugins.journal import JOURNAL", 1, "fencecheck.plugins.journal"),
-    ("from .plugins import journal", 1, "fencecheck.plugins.journal"),
-    ("from ..plugins.lantern import LANTERN", 1, "fencecheck.plugins.lantern"),
+    ("from .systems.journal.plugin import JOURNAL", 1, "fencecheck.systems.journal.plugin"),
+    ("from .systems.journal import plugin", 1, "fencecheck.systems.journal.plugin"),
+    ("from ..systems.lantern.plugin import LANTERN", 1, "fencecheck.systems.lantern.plugin"),
     ("import importlib\nimportlib.import_module('model.lantern')", 2, "model.lantern"),
-    ("from importlib import import_module\nimport_module('fencecheck.plugins.journal')", 2,
-     "fencecheck.plugins.journal"),
+    ("from importlib import import_module\nimport_module('fencecheck.systems.journal.plugin')", 2,
+     "fencecheck.systems.journal.plugin"),
     ("def f(system):\n    return import_module(f'known_bad.{system}', 'what')", 2, "known_bad"),
     ("import_module(f'reference.{name}.errors')", 1, "reference"),
 ])
@@ -229,9 +233,10 @@ def test_the_detector_finds_each_form(source, line, module):
 
 def test_the_detector_leaves_neutral_imports_alone():
     named = _plugin_modules()
-    for module in ("fencecheck.plugins", "fencecheck.plugins.plugin", "fencecheck.plugin", "modelling", "attrs"):
+    for module in ("fencecheck.plugin.registry", "fencecheck.plugin.registry.plugin", "fencecheck.plugin.records",
+                   "modelling", "attrs"):
         assert not system_import(module, named), module
-    neutral = "from . import plugins\nimport_module(f'{spec}')\nimport_module(f'fencecheck.{x}')\nimport_module(x)"
+    neutral = "from . import plugin\nimport_module(f'{spec}')\nimport_module(f'fencecheck.{x}')\nimport_module(x)"
     assert _violations_in(neutral, "fencecheck") == []
 
 
@@ -244,7 +249,8 @@ def fencecheck_modules(package: Path = PACKAGE) -> dict[str, Path]:
 
 
 def _known(name: str, modules: Mapping[str, object]) -> str | None:
-    """The module `name` is or is in (`fencecheck.plugins.plugin`, a function, is in `fencecheck.plugins`)."""
+    """The module `name` is or is in (`fencecheck.plugin.registry.plugin`, a function, is in
+    `fencecheck.plugin.registry`)."""
     while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
@@ -463,49 +469,34 @@ def test_a_cycle_message_names_the_modules_and_the_lines():
 
 # --- no upward imports: the layers of fencecheck/ ------------------------------------------------------------
 
-# Lowest first. A module imports modules of its own layer or of lower ones, never of a higher one ("an upward
-# arrow"). Every module is in exactly one layer: a new module fails `test_every_module_is_in_one_layer` until
-# it is placed, by what it is for, not by what it happens to import. Names are relative to fencecheck ("" is
-# the package itself); a package's `__init__` is in the layer of what it re-exports.
+# Lowest first. A layer is a list of rooms: subpackages of fencecheck/ (or one of the package's own top-level
+# modules; "" is its __init__), and every module of a room is in its room's layer. A module imports modules of
+# its own layer or of lower ones, never of a higher one ("an upward arrow"). A new module joins the layer of the
+# room it is put in; a new room, or a new module at the top of fencecheck/, fails
+# `test_every_module_is_in_one_layer` until it is placed, by what it is for, not by what it happens to import.
 LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("interfaces", "what every layer speaks: errors, problem kinds, the plug-in interface and its parallel half, "
-                   "JSON forms and their schemas, the known-bad judge, settings; they name no system and touch no "
-                   "Firestore",
-     ("", "errors", "problems", "plugin", "parallel.spec", "history_codec", "schemas", "known_bad_verdict",
-      "hypothesis_profiles", "progress")),
-    ("records", "a system found by name through the registry, the suites' parts it declares, and what a run "
-                "records of it (histories, "
-                "parallel programs, transition coverage, counterexample files); never a plug-in by import",
-     ("plugins", "systems", "suite_parts", "history", "parallel.program", "coverage", "counterexamples")),
-    ("checker", "the linearizability checker and when its verdict means anything: a function of a history and "
-                "the model, with no Firestore",
-     ("linearizability", "linearizability_explain", "linearizability_fork", "linearizability_search",
-      "definite")),
-    ("shells", "the outside world: Firestore clients, the emulator, implementation processes, the wire proxy; "
-               "they carry calls and faults, and know no runner or verdict",
-     ("firestore_io", "emulator_discovery", "emulator", "implementation_process", "wire", "wire.faults",
-      "wire.methods", "wire.protowire", "wire.mix", "wire.proxy", "wire.session", "wire.lanes",
-      "wire.lockstep")),
+    ("base", "what every room speaks: the package, its errors, the problem kinds and the file formats' schemas",
+     ("", "errors", "problems", "schemas")),
+    ("plugin", "the plug-in interface, the registry that finds a system by name, the implementation specs and the "
+               "suites' parts; they name no system and touch no Firestore",
+     ("plugin",)),
+    ("checker", "histories and the checker: a function of a history and the model, with no Firestore",
+     ("checker",)),
+    ("shells", "the outside world: the emulator and Firestore clients, implementation processes, the wire proxy; they "
+               "carry calls and faults, and know no runner or verdict",
+     ("emulator", "protocol", "wire")),
+    ("suites", "what pytest and the suites plug into: fixtures, Hypothesis profiles, progress lines",
+     ("suites",)),
     ("runners", "drive a system through the shells and judge it with the checker: lockstep, contests, parallel "
-                "programs, the rules probe, and pytest's fixtures for the suites that run them",
-     ("lockstep", "contest", "contest_simulation", "contest_results", "parallel", "parallel.case",
-      "parallel.execute", "parallel.minimize", "parallel.property", "parallel.strategy", "rules_probe",
-      "pytest_plugin", "pytest_progress")),
-    ("plug-ins", "one system each, built on the runners and shells it plugs into; the core reaches a plug-in "
-                 "only by name through the registry (records), so nothing below imports one",
-     ("plugins.journal", "plugins.journal_api", "plugins.journal_codec", "plugins.journal_counterexamples",
-      "plugins.journal_exec", "plugins.journal_parallel", "plugins.journal_store", "plugins.journal_structure",
-      "plugins.lantern", "plugins.lantern_parallel", "plugins.gateway", "plugins.gateway_parallel",
-      "plugins.gateway_structure")),
-    ("report", "the evidence: reads back what the runs wrote (JUnit, failures, results, coverage) and renders "
-               "it; nothing that runs a system needs it",
-     ("failures", "junit", "report", "report.artifacts", "report.codec", "report.collect", "report.html_builder",
-      "report.model", "report.parallel", "report.record", "report.render_html", "report.render_json",
-      "report.render_markdown", "report.timeline", "report.wire_faults", "report.write")),
-    ("commands", "the command line and the gate, each command's own module (`fencecheck check`, `replay`, "
-                 "`emulator`, `gate`): the top, imported by nothing but each other",
-     ("__main__", "cli", "check_command", "emulator_service", "gate_process", "gate_replay", "replay",
-      "replay_contest")),
+                "programs, the rules probe",
+     ("runners", "parallel")),
+    ("systems", "one system each, built on the runners and shells it plugs into; the core reaches a system only by "
+                "name through the registry, so nothing below imports one",
+     ("systems",)),
+    ("report", "the evidence: reads back what the runs wrote and renders it; nothing that runs a system needs it",
+     ("report",)),
+    ("commands", "the command line and the gate: the top, imported by nothing but each other",
+     ("gate", "cli", "__main__")),
 )
 
 
@@ -513,14 +504,29 @@ def _full(name: str) -> str:
     return f"fencecheck.{name}" if name else "fencecheck"
 
 
-def layer_of(layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> dict[str, int]:
-    """Each module's layer (its index in `layers`, lowest 0)."""
-    return {_full(name): index for index, (_, _, names) in enumerate(layers) for name in names}
+def rooms_of(module: str, layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> list[str]:
+    """The rooms of `layers` that hold `module`: the room itself or a module inside it ("" holds only the
+    package's __init__)."""
+    return [room for _, _, rooms in layers for room in rooms
+            if module == _full(room) or (room and module.startswith(_full(room) + "."))]
+
+
+def layer_of(modules: Iterable[str], layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS
+             ) -> dict[str, int]:
+    """Each module's layer (its room's index in `layers`, lowest 0); a module in no room, or in two, has none
+    (`test_every_module_is_in_one_layer` names it)."""
+    index = {room: number for number, (_, _, rooms) in enumerate(layers) for room in rooms}
+    found = {}
+    for module in modules:
+        rooms = rooms_of(module, layers)
+        if len(rooms) == 1:
+            found[module] = index[rooms[0]]
+    return found
 
 
 def upward_imports(graph: Edges, layers: tuple[tuple[str, str, tuple[str, ...]], ...] = LAYERS) -> list[str]:
     """One line per import of a higher layer's module: where, from which layer to which."""
-    where = layer_of(layers)
+    where = layer_of(graph, layers)
     found = []
     for module in sorted(graph):
         for target in sorted(graph[module]):
@@ -531,14 +537,29 @@ def upward_imports(graph: Edges, layers: tuple[tuple[str, str, tuple[str, ...]],
 
 
 def test_every_module_is_in_one_layer():
-    names = [_full(name) for _, _, members in LAYERS for name in members]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    assert twice == [], f"expected each module in one layer of LAYERS; in several: {twice}"
-    modules = set(fencecheck_modules())
-    unplaced, gone = sorted(modules - set(names)), sorted(set(names) - modules)
-    assert unplaced == [], (f"expected every module of fencecheck in a layer of LAYERS; not placed: {unplaced}. "
-                            "Add each to the layer its job belongs to (the lowest whose reason fits)")
-    assert gone == [], f"LAYERS names modules that do not exist: {gone}; drop them"
+    rooms = [room for _, _, members in LAYERS for room in members]
+    twice = sorted({room for room in rooms if rooms.count(room) > 1})
+    assert twice == [], f"expected each room in one layer of LAYERS; in several: {twice}"
+    modules = fencecheck_modules()
+    unplaced = sorted(module for module in modules if not rooms_of(module))
+    assert unplaced == [], (f"expected every module of fencecheck in a room of LAYERS; not placed: {unplaced}. "
+                            "Put it in the room its job belongs to, or add its room to the lowest layer whose "
+                            "reason fits")
+    nested = sorted(module for module in modules if len(rooms_of(module)) > 1)
+    assert nested == [], f"expected each module in one room; in a room inside another room: {nested}"
+    gone = sorted(room for room in rooms if not any(rooms_of(module, (("", "", (room,)),)) for module in modules))
+    assert gone == [], f"LAYERS names rooms that do not exist: {gone}; drop them"
+    for room in rooms:  # a room is a subpackage, or one of the package's own top-level modules
+        path = PACKAGE.joinpath(*room.split(".")) if room else PACKAGE
+        assert (path / "__init__.py").is_file() or path.with_suffix(".py").is_file(), room
+
+
+def test_a_room_holds_its_modules_and_only_them():
+    layers = (("low", "", ("", "a")), ("high", "", ("b",)))
+    assert rooms_of("fencecheck.a.x", layers) == ["a"] and rooms_of("fencecheck", layers) == [""]
+    assert rooms_of("fencecheck.ab", layers) == [] and rooms_of("fencecheck.b", layers) == ["b"]
+    assert layer_of(["fencecheck.a.x", "fencecheck.b", "fencecheck.c"], layers) == {"fencecheck.a.x": 0,
+                                                                                   "fencecheck.b": 1}
 
 
 def test_no_module_imports_a_higher_layer():

@@ -1,4 +1,4 @@
-"""fencecheck.counterexamples: model operations rendered as Python source that evaluates back to them,
+"""fencecheck.runners.counterexamples: model operations rendered as Python source that evaluates back to them,
 and the generated replay module (no emulator: it is compiled and inspected, not run)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import model.journal as journal
-from fencecheck.counterexamples import program_source, short_id, to_source, write_counterexample
-from fencecheck.plugins.journal import JOURNAL
+from fencecheck.runners.counterexamples import program_source, short_id, to_source, write_counterexample
+from fencecheck.systems.journal.plugin import JOURNAL
 from model.journal import Acquire, CommandRef, Complete, Fail, FaultKind, InjectFault, Register
 
 NAMESPACE = {name: getattr(journal, name) for name in journal.__all__} | {"datetime": datetime, "UTC": UTC}

@@ -1,4 +1,4 @@
-"""fencecheck.coverage: per-process transition counts, their files, merge and the unexercised list."""
+"""fencecheck.checker.coverage: per-process transition counts, their files, merge and the unexercised list."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from fencecheck import coverage
+from fencecheck.checker import coverage
 from model.journal import TRANSITIONS
 
 REACHABLE = [row.id for row in TRANSITIONS if row.reachable]

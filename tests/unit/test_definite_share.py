@@ -1,4 +1,4 @@
-"""The definite-share rule (fencecheck/definite.py): a race run, a contest run and a parallel program run whose
+"""The definite-share rule (fencecheck/checker/definite.py): a race run, a contest run and a parallel program run whose
 callers mostly got no definite answer fail for contention, never pass; the thresholds are exact."""
 
 from __future__ import annotations
@@ -9,11 +9,7 @@ from types import SimpleNamespace
 import attrs
 import pytest
 
-from fencecheck.contest import ContestRun, Ids, RacerRecord
-from fencecheck.contest import judge as judge_contest
-from fencecheck.contest_results import contest_result
-from fencecheck.contest_simulation import simulate_contest, simulate_in_turn
-from fencecheck.definite import (
+from fencecheck.checker.definite import (
     RUN_SHARE_PERCENT,
     SCENARIO_SHARE_PERCENT,
     contention_problem,
@@ -23,10 +19,14 @@ from fencecheck.definite import (
     share_holds,
     wire_faulted,
 )
-from fencecheck.history import History, Indefinite, Planned, WireFault, simulate
-from fencecheck.linearizability import check
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.checker.history import History, Indefinite, Planned, WireFault, simulate
+from fencecheck.checker.linearizability import check
+from fencecheck.runners.contest import ContestRun, Ids, RacerRecord
+from fencecheck.runners.contest import judge as judge_contest
+from fencecheck.runners.contest_results import contest_result
+from fencecheck.runners.contest_simulation import simulate_contest, simulate_in_turn
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import Acquire, Register
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
 from race_tests.scenarios import BY_NAME, WIDTH
@@ -278,7 +278,7 @@ def test_excusing_unavailable_answers_stops_once_the_share_cannot_hold(monkeypat
     """A race nobody answered and nothing stored (a never-available implementation): the model explains no
     unavailable answer, and each check of such a history may spend its whole budget. The search stops once even
     every untried call could not lift the share to 90%: a few checks, not one per call."""
-    import fencecheck.linearizability as linearizability
+    import fencecheck.checker.linearizability as linearizability
 
     run = _all_unavailable(_simulated(BY_NAME["identical_registrations"].plan(Ids(46))))
     empty = {key: {} for key in run.history.final_documents}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck.emulator_discovery import (
+from fencecheck.emulator.discovery import (
     DEBIAN_PACKAGE,
     ENV_COMMAND,
     ENV_JAR,

@@ -1,7 +1,7 @@
 """fencecheck fails closed on the wrong emulator (issue 12, point 8), and errors cannot be changed once raised.
 
 Every Firestore client, and every request to an emulator, goes through one guard
-(`fencecheck.emulator_discovery.guard_emulator_target`): FIRESTORE_EMULATOR_HOST must name a loopback host
+(`fencecheck.emulator.discovery.guard_emulator_target`): FIRESTORE_EMULATOR_HOST must name a loopback host
 (127.0.0.0/8, localhost, [::1]) with a port, and the project id must start with `demo-`. A refusal names the
 variable (or where the project id came from), never echoes the value, and comes before any client is built or
 anything is sent. Decided: a host without a port ("127.0.0.1") is refused as malformed (the client would dial
@@ -16,18 +16,18 @@ import pickle
 import pytest
 from google.cloud import firestore
 
-from fencecheck import emulator as emulator_module
-from fencecheck import pytest_plugin
-from fencecheck.emulator import EmulatorHandle, connect_existing, emulator_from_environment
-from fencecheck.emulator_discovery import (
+import fencecheck.emulator.lifecycle as emulator_module
+from fencecheck.emulator.discovery import (
     ENV_HOST,
     demo_project_id,
     guard_emulator_target,
     is_loopback_host,
     loopback_emulator_host,
 )
+from fencecheck.emulator.lifecycle import EmulatorHandle, connect_existing, emulator_from_environment
 from fencecheck.errors import EmulatorTargetError, FencecheckError, PortInUseError, UsageError
-from fencecheck.rules_probe import RulesProbe
+from fencecheck.runners.rules_probe import RulesProbe
+from fencecheck.suites import pytest_plugin
 from reference import CommandJournalError
 from reference.lantern import LanternError
 

@@ -1,4 +1,5 @@
-"""fencecheck.emulator's SIGTERM handler stops the emulators of the process that started them, and only of that
+"""fencecheck.emulator.lifecycle's SIGTERM handler stops the emulators of the process that started them, and only of
+that
 process: a child forked from it (the checker's pool workers) that gets SIGTERM ends as SIGTERM ends a process,
 leaving its parent's emulators alone. A fresh interpreter runs the check, so this worker's handlers stay as
 they are; the emulator is a stand-in whose stop() writes down who called it."""
@@ -11,7 +12,7 @@ import sys
 
 FORK_THEN_SIGTERM = """
 import os, signal, sys, time
-from fencecheck import emulator
+import fencecheck.emulator.lifecycle as emulator
 
 class StandIn:
     def stop(self):

@@ -19,14 +19,20 @@ from hypothesis import strategies as st
 
 from examples.cas_register.model import CasState, CompareAndSet, Read, Write, describe_op, describe_state, step
 from examples.cas_register.plugin import CAS_REGISTER, REFERENCE, CasSystem
-from fencecheck.counterexamples import write_counterexample
+from fencecheck.checker.history import Recorder, classifier
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.history import Recorder, classifier
 from fencecheck.parallel.execute import _harness_problems, _run_branch
 from fencecheck.parallel.program import BranchCall
-from fencecheck.plugins import ENV_PLUGINS, SYSTEM_NAMES, plugin
-from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN
-from fencecheck.systems import ENV_SYSTEM, configured_implementation, resolve_implementation, spellings, system_of_spec
+from fencecheck.plugin.registry import ENV_PLUGINS, SYSTEM_NAMES, plugin
+from fencecheck.plugin.specs import (
+    ENV_SYSTEM,
+    configured_implementation,
+    resolve_implementation,
+    spellings,
+    system_of_spec,
+)
+from fencecheck.runners.counterexamples import write_counterexample
+from fencecheck.systems.lantern.plugin import LANTERN, REFERENCE_LANTERN
 
 ROOT = Path(__file__).resolve().parents[2]
 WHERE = "examples.cas_register.plugin:CAS_REGISTER"
@@ -242,8 +248,8 @@ def test_a_counterexample_file_imports_it_by_name_and_its_classes_from_their_mod
 
 
 CAS_FILE_TAIL = f"""from examples.cas_register.model import CompareAndSet, Read, Write
-from fencecheck.lockstep import replay
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
+from fencecheck.runners.lockstep import replay
 
 OPS = [
     Write(key='x', value=0),

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from fencecheck.contest import CallCounts
-from fencecheck.lockstep import OnceClock
-from fencecheck.plugins.gateway import GATEWAY, GatewaySystem
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI, accepts_attempt_log
-from fencecheck.plugins.lantern import LANTERN, REFERENCE_LANTERN, LanternSystem
-from fencecheck.systems import describe_system, system_of_spec
+from fencecheck.plugin.specs import describe_system, system_of_spec
+from fencecheck.runners.contest import CallCounts
+from fencecheck.runners.lockstep import OnceClock
+from fencecheck.systems.gateway.plugin import GATEWAY, GatewaySystem
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI, accepts_attempt_log
+from fencecheck.systems.lantern.plugin import LANTERN, REFERENCE_LANTERN, LanternSystem
 from known_bad.lantern import OPERATIONS as LANTERN_OPERATIONS
 from model.journal import Acquire, CommandRef, Complete, Register
 from model.lantern import CreateVenue, Light

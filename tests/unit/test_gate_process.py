@@ -1,4 +1,4 @@
-"""fencecheck.gate_process without a gate: the signal guard raises once and then only records, and restores the
+"""fencecheck.gate.process without a gate: the signal guard raises once and then only records, and restores the
 handlers; a suite's process group is stopped whole, a grandchild included. The gate itself, signalled for real:
 tests/emulator/test_gate_signals.py."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import gate_process
+from fencecheck.gate import process as gate_process
 
 
 def test_the_first_signal_raises_later_ones_are_recorded_and_handlers_come_back():
@@ -79,7 +79,7 @@ def test_an_interrupted_suite_is_stopped_with_its_whole_group(monkeypatch):
 
 
 def test_a_suite_told_to_stop_is_stopped_with_its_whole_group_and_its_output_kept(tmp_path, monkeypatch):
-    """A suite in the gate's second lane (fencecheck.cli.schedule) is stopped by an event, not a signal; its
+    """A suite in the gate's second lane (fencecheck.cli.main.schedule) is stopped by an event, not a signal; its
     output went to the file it was given."""
     started: list[int] = []
     stop = threading.Event()

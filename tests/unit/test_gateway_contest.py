@@ -11,12 +11,12 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck import cli
-from fencecheck.contest_results import save_counterexample
-from fencecheck.contest_simulation import setup_state, simulate_in_turn
-from fencecheck.firestore_io import Stored
-from fencecheck.plugins.gateway import GATEWAY
-from fencecheck.replay_contest import load_contest
+import fencecheck.cli.main as cli
+from fencecheck.emulator.firestore_io import Stored
+from fencecheck.runners.contest_results import save_counterexample
+from fencecheck.runners.contest_simulation import setup_state, simulate_in_turn
+from fencecheck.runners.replay_contest import load_contest
+from fencecheck.systems.gateway.plugin import GATEWAY
 from model.gateway import CorruptRecord
 from race_tests.gateway_scenarios import BY_NAME, SCENARIOS, GatewayScenario
 

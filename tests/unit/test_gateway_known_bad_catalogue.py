@@ -10,7 +10,7 @@ import pytest
 
 import reference.gateway
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.plugins.gateway import GATEWAY
+from fencecheck.systems.gateway.plugin import GATEWAY
 from known_bad.gateway import VARIANTS, variant
 from known_bad.loader import copy_modules
 from model.gateway import TRANSITION_IDS

@@ -1,4 +1,4 @@
-"""The gateway plug-in (fencecheck/plugins/gateway.py) keeps the interface's promises, without an emulator:
+"""The gateway plug-in (fencecheck/systems/gateway/plugin.py) keeps the interface's promises, without an emulator:
 it loads by name, its operations (faults too) round-trip through a history's JSON, its calls name the
 reference's parameters exactly, partitions are journals, transition coverage counts its table, and the
 linearizability checker judges its histories with its model (ok, and illegal when a second worker is told it
@@ -13,13 +13,13 @@ import attrs
 import pytest
 
 import reference.gateway
-from fencecheck import coverage
+from fencecheck.checker import coverage
+from fencecheck.checker.history import Call, Definite, History, Indefinite, Planned, classifier, simulate
+from fencecheck.checker.linearizability import check
+from fencecheck.emulator.firestore_io import typed
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.firestore_io import typed
-from fencecheck.history import Call, Definite, History, Indefinite, Planned, classifier, simulate
-from fencecheck.linearizability import check
-from fencecheck.plugins import SYSTEM_NAMES, plugin
-from fencecheck.plugins.gateway import GATEWAY, REFERENCE_GATEWAY, call_arguments, partition_of_path
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
+from fencecheck.systems.gateway.plugin import GATEWAY, REFERENCE_GATEWAY, call_arguments, partition_of_path
 from model.gateway import FAULT_KINDS, TRANSITIONS, InjectFault, documents, fault_applies, invariant_violations
 from reference.gateway import GatewayError
 from tests.unit.gateway_builders import (
@@ -184,7 +184,7 @@ def test_the_checker_judges_a_consume_election_with_the_gateway_model():
 def test_a_gateway_counterexample_file_loads_and_holds_the_program(tmp_path):
     import importlib.util
 
-    from fencecheck.counterexamples import write_counterexample
+    from fencecheck.runners.counterexamples import write_counterexample
 
     path = write_counterexample(tmp_path, EVERY_OP, machine="GatewayMachine", plugin=GATEWAY,
                                 system_module="known_bad.gateway:release_at_the_deadline")

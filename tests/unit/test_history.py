@@ -1,4 +1,4 @@
-"""History recording and its JSON form (fencecheck/history.py, fencecheck/history_codec.py)."""
+"""History recording and its JSON form (fencecheck/checker/history.py, fencecheck/checker/history_codec.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fencecheck.history import (
+from fencecheck.checker.history import (
     Call,
     Definite,
     History,
@@ -23,9 +23,14 @@ from fencecheck.history import (
     classifier,
     simulate,
 )
-from fencecheck.history_codec import datetime_from_json, datetime_to_json, documents_from_json, documents_to_json
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.journal_codec import op_from_json, op_to_json
+from fencecheck.checker.history_codec import (
+    datetime_from_json,
+    datetime_to_json,
+    documents_from_json,
+    documents_to_json,
+)
+from fencecheck.systems.journal.codec import op_from_json, op_to_json
+from fencecheck.systems.journal.plugin import JOURNAL
 from model.journal import Acquire, CommandRef, Complete, Fail, JournalState, Register, documents_for, step
 from reference.journal.errors import CommandJournalError
 from reference.journal.outputs import LEASE_BUSY, LeaseAcquired, LeaseTimestamp
@@ -350,7 +355,7 @@ def test_a_wire_fault_refuses_what_is_not_a_fault():
         WireFault("reject", "", False, True)
     with pytest.raises(ValueError, match="forwarded and definite are both known or both unknown"):
         WireFault("reject", "Commit", False, None)
-    with pytest.raises(TypeError, match="must be <class 'fencecheck.history.WireFault'>"):
+    with pytest.raises(TypeError, match="must be <class 'fencecheck.checker.history.WireFault'>"):
         attrs.evolve(_sample_history().calls[1], wire_faults=("fail-response Commit",))  # a label is not an event
 
 
@@ -375,7 +380,7 @@ def test_the_recorder_keeps_the_wire_faults_it_is_told_after_the_call():
 
 
 def test_timeline_names_the_wire_faults_of_a_call():
-    from fencecheck.linearizability_explain import timeline
+    from fencecheck.checker.explain import timeline
 
     calls = _sample_history().calls
     hit = attrs.evolve(calls[1], wire_faults=(LOST_COMMIT,))

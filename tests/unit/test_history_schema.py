@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from fencecheck.contest import Ids
-from fencecheck.contest_simulation import simulate_in_turn
+from fencecheck.checker.history import NO_RETURN, Call, Definite, History, Indefinite, WireFault
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.history import NO_RETURN, Call, Definite, History, Indefinite, WireFault
-from fencecheck.plugins import SYSTEM_NAMES, plugin
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
+from fencecheck.runners.contest import Ids
+from fencecheck.runners.contest_simulation import simulate_in_turn
 from fencecheck.schemas import HISTORY_SCHEMA, history_problems, history_schema
 from model import gateway as gw
 from model import journal as jn
@@ -63,7 +63,7 @@ def test_the_schema_ships_as_package_data():
 def test_the_schema_defines_exactly_the_registered_systems():
     schema = history_schema()
     assert schema["properties"]["system"]["enum"] == list(SYSTEM_NAMES), (
-        "the schema's `system` enum must list fencecheck.plugins.REGISTRY's names: add the new system's "
+        "the schema's `system` enum must list fencecheck.plugin.registry.REGISTRY's names: add the new system's "
         "$defs/<system> (its op, partition and header) to fencecheck/schemas/history.schema.json")
     for name in SYSTEM_NAMES:
         assert {"op", "partition"} <= set(schema["$defs"][name]["$defs"]), name
@@ -170,7 +170,7 @@ def test_a_history_of_every_operation_validates(name):
 
 
 def test_tagged_stored_values_validate():
-    """Final documents' timestamps and maps whose keys start with `$` (fencecheck.history_codec)."""
+    """Final documents' timestamps and maps whose keys start with `$` (fencecheck.checker.history_codec)."""
     documents = {"commands/x": {"at": T0, "odd": {"$kind": [1, {"at": T0}]}, "plain": {"n": None, "f": 1.5}}}
     history = History([], {COMMAND.key_hash: documents}, system="journal")
     assert history_problems(history.to_json()) == []

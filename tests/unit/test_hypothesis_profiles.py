@@ -10,7 +10,7 @@ import textwrap
 
 from hypothesis import HealthCheck, settings
 
-from fencecheck import hypothesis_profiles
+from fencecheck.suites import hypothesis_profiles
 
 
 def test_the_untimed_profile_is_the_default_less_its_time_limits():
@@ -39,7 +39,8 @@ def test_a_pytest_run_without_a_profile_has_no_deadline(tmp_path):
     """))
     env_free = {k: v for k, v in os.environ.items() if k != hypothesis_profiles.ENV_PROFILE}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider", "-p", "fencecheck.pytest_plugin",
+        [sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider", "-p",
+         "fencecheck.suites.pytest_plugin",
          "--rootdir", str(tmp_path)],
         capture_output=True, text=True, env=env_free, cwd=tmp_path, timeout=300,
     )

@@ -1,4 +1,4 @@
-"""The protocol client (fencecheck/implementation_process.py) against small fake implementations written in Python.
+"""The protocol client (fencecheck/protocol/process.py) against small fake implementations written in Python.
 
 No Node and no emulator: each fake is a few lines run with this interpreter, speaking (or breaking) the
 protocol of docs/implementation-protocol.md, so the client's reporting is pinned where CI runs.
@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from fencecheck.implementation_process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
+from fencecheck.protocol.process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 
 # Reads requests until it holds `n`, then answers them in reverse order (answers in any order are legal).
 _PRELUDE = """
@@ -158,7 +158,7 @@ def test_a_pool_starts_the_processes_of_several_hosts_at_once_and_ends_a_hosts_o
     other), each call reaches the process of its client's host, and `close_host` ends only that host's."""
     import threading
 
-    from fencecheck.implementation_process import ImplementationPool
+    from fencecheck.protocol.process import ImplementationPool
 
     hosts = ("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")
     pool = ImplementationPool(_pool_fake(tmp_path, len(hosts)))

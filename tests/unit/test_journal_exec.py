@@ -16,19 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import implementation_process
+from fencecheck.emulator.firestore_io import CommitFailureClient
 from fencecheck.errors import UsageError
-from fencecheck.firestore_io import CommitFailureClient
-from fencecheck.implementation_process import ImplementationFailure, ImplementationPool, parse_command
-from fencecheck.plugins import plugin
-from fencecheck.plugins.journal_exec import (
+from fencecheck.plugin.registry import plugin
+from fencecheck.plugin.specs import resolve_implementation, system_of_spec
+from fencecheck.protocol import process as implementation_process
+from fencecheck.protocol.process import ImplementationFailure, ImplementationPool, parse_command
+from fencecheck.systems.journal.exec import (
     ExecContractError,
     ExecFaultUnsupported,
     exec_journal,
     is_exec_spec,
     pool_of,
 )
-from fencecheck.systems import resolve_implementation, system_of_spec
 from model.journal import Acquire, CommandRef, Register
 
 NOW = datetime(2026, 1, 1, 0, 1, 0, 250, tzinfo=UTC)
@@ -153,7 +153,7 @@ def test_one_process_per_project_and_the_least_recently_used_is_ended(fake, monk
 
 def test_a_client_wrapping_fault_is_refused_not_judged(fake, monkeypatch):
     _spec, system, _log = fake
-    monkeypatch.setattr("fencecheck.firestore_io.ensure_sentinel", lambda _client: None)
+    monkeypatch.setattr("fencecheck.emulator.firestore_io.ensure_sentinel", lambda _client: None)
     wrapped = CommitFailureClient(FakeClient("demo-a"))
     with pytest.raises(ExecFaultUnsupported, match="wire proxy") as refused:
         plugin("journal").invoke(system, wrapped, Register(COMMAND, NOW), FixedClock())

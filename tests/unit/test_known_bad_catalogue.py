@@ -25,10 +25,10 @@ import pytest
 
 import reference
 import reference.journal
-from fencecheck.counterexamples import program_source
-from fencecheck.firestore_io import typed
-from fencecheck.lockstep import Lockstep, LockstepMismatch
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
+from fencecheck.emulator.firestore_io import typed
+from fencecheck.runners.counterexamples import program_source
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
 from known_bad import loader
 from known_bad.journal import SYSTEM_SPEC, VARIANTS, Variant, system, variant
 from model.journal import TRANSITION_IDS, InjectFault, Operation, documents, documents_for, step

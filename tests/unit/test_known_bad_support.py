@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from fencecheck.lockstep import LockstepMismatch
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.runners.lockstep import LockstepMismatch
+from fencecheck.systems.lantern.plugin import LANTERN
 from known_bad.journal import VARIANTS as JOURNAL_VARIANTS
 from stateful_tests.known_bad_support import known_bad_machine
 from tests.lantern_story import T0

@@ -1,13 +1,11 @@
-"""fencecheck.known_bad_verdict: the one judge of known-bad variants, deciding from structured problems
+"""fencecheck.checker.known_bad_verdict: the one judge of known-bad variants, deciding from structured problems
 (fencecheck.problems), and how each kind of problem maps onto it."""
 
 from __future__ import annotations
 
 import pytest
 
-from fencecheck.errors import CheckFailed, ContractFailure
-from fencecheck.failures import Failure, would_be_catch
-from fencecheck.known_bad_verdict import (
+from fencecheck.checker.known_bad_verdict import (
     CAUGHT,
     ERROR,
     STATUSES,
@@ -18,7 +16,7 @@ from fencecheck.known_bad_verdict import (
     judge,
     run_verdict,
 )
-from fencecheck.lockstep import LockstepMismatch
+from fencecheck.errors import CheckFailed, ContractFailure
 from fencecheck.problems import (
     Problem,
     ProblemKind,
@@ -35,7 +33,9 @@ from fencecheck.problems import (
     unknown,
     verdict_problem,
 )
+from fencecheck.report.failures import Failure, would_be_catch
 from fencecheck.report.model import KNOWN_BAD_STATUSES
+from fencecheck.runners.lockstep import LockstepMismatch
 
 ILLEGAL = contract("checker: illegal (no order explains the answers)")
 # What a crash of an exec: implementation reads like in a race's problems: the message spans lines (the

@@ -1,4 +1,4 @@
-"""The contest runner's pure parts (fencecheck/contest.py) and the lantern race scenarios
+"""The contest runner's pure parts (fencecheck/runners/contest.py) and the lantern race scenarios
 (race_tests/lantern_scenarios.py), without the emulator.
 
 - contests are validated; racing, whole-call retries, call records and harness problems work on a fake
@@ -24,7 +24,10 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck.contest import (
+from fencecheck.checker.history import Call, Definite, History, Indefinite, Planned, WireFault, simulate
+from fencecheck.checker.linearizability import DEFAULT_BUDGET
+from fencecheck.problems import contract, crash
+from fencecheck.runners.contest import (
     CallRecord,
     Contest,
     Racer,
@@ -34,7 +37,7 @@ from fencecheck.contest import (
     race_callers,
     split_documents,
 )
-from fencecheck.contest_results import (
+from fencecheck.runners.contest_results import (
     COUNTEREXAMPLE_FORMAT,
     RESULT_FORMAT,
     contest_result,
@@ -44,12 +47,9 @@ from fencecheck.contest_results import (
     save_counterexample,
     save_result,
 )
-from fencecheck.contest_simulation import setup_state, simulate_contest
-from fencecheck.history import Call, Definite, History, Indefinite, Planned, WireFault, simulate
-from fencecheck.linearizability import DEFAULT_BUDGET
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN, LanternSystem
-from fencecheck.problems import contract, crash
+from fencecheck.runners.contest_simulation import setup_state, simulate_contest
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN, LanternSystem
 from known_bad.lantern import VARIANTS
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import Extinguish, FaultKind, InjectFault, Light, documents, step

@@ -1,4 +1,4 @@
-"""fencecheck.counterexamples for another system than the journal: lantern programs rendered as a replay
+"""fencecheck.runners.counterexamples for another system than the journal: lantern programs rendered as a replay
 module that names its implementation, and the journal's form kept exactly (no emulator: the modules are
 compiled and inspected, not run)."""
 
@@ -13,11 +13,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import fencecheck.cli.replay as replay
 import model.lantern as lantern
-from fencecheck import replay
-from fencecheck.counterexamples import plugin_constant, plugin_line, program_source, to_source, write_counterexample
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.runners.counterexamples import (
+    plugin_constant,
+    plugin_line,
+    program_source,
+    to_source,
+    write_counterexample,
+)
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import CommandRef, FaultKind, InjectFault, Register
 from model.lantern import CreateVenue, DeleteVenue, Extinguish, Light, ReadActive, ScheduledLight
 
@@ -106,7 +112,7 @@ def test_the_written_file_names_the_variant_for_fencecheck_replay(tmp_path):
 def test_a_file_finds_the_plugin_through_the_registry_by_its_name():
     assert plugin_line(LANTERN) == "LANTERN = plugin('lantern')"
     namespace: dict = {}
-    exec(f"from fencecheck.plugins import plugin\n{plugin_line(LANTERN)}", namespace)  # noqa: S102
+    exec(f"from fencecheck.plugin.registry import plugin\n{plugin_line(LANTERN)}", namespace)  # noqa: S102
     assert namespace[plugin_constant(LANTERN)] is LANTERN
 
 
@@ -122,8 +128,8 @@ def test_the_plugin_constant_is_an_identifier_the_file_uses_for_nothing_else(nam
 # package that exports them (model.lantern, not model.lantern.ops where they are defined).
 LANTERN_GOLDEN_TAIL = """from datetime import UTC, datetime
 
-from fencecheck.lockstep import replay
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
+from fencecheck.runners.lockstep import replay
 from model.lantern import CreateVenue, FaultKind, InjectFault, Light
 
 OPS = [
@@ -157,7 +163,7 @@ def test_the_lantern_form():
 
 
 # The journal's files keep exactly the form they had before other systems were written (this golden module
-# is what fencecheck.counterexamples wrote for this program before then).
+# is what fencecheck.runners.counterexamples wrote for this program before then).
 JOURNAL_GOLDEN = '''"""Counterexample found by the JournalMachine lockstep state machine (shrunk by Hypothesis).
 
 Replay it against the Firestore emulator:
@@ -174,7 +180,7 @@ Replay it against the Firestore emulator:
 
 from datetime import UTC, datetime
 
-from fencecheck.plugins.journal import replay
+from fencecheck.systems.journal.plugin import replay
 from known_bad.journal import system
 from model.journal import CommandRef, FaultKind, InjectFault, Register
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fencecheck import hypothesis_profiles
+from fencecheck.suites import hypothesis_profiles
 from model.lantern import Light, ScheduledLight, within_geofence
 from stateful_tests.lantern_machine import BUDGETS, POSITIONS, SITES, LanternCall, caller_position, machine_settings
 from tests.lantern_story import T0, US, VENUES

@@ -1,4 +1,4 @@
-"""The linearizability checker (fencecheck/linearizability.py): fixtures, properties and edge cases.
+"""The linearizability checker (fencecheck/checker/linearizability.py): fixtures, properties and edge cases.
 
 Every "ok" verdict is re-validated independently by `assert_witness`: replaying the order it found through the
 model gives every definite answer, respects real time, leaves out only indefinite calls and, when the
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fencecheck.history import Call, Definite, History, Indefinite, Planned, Recorder, classifier, simulate
-from fencecheck.linearizability import FIRST_CAP, check, normalize_documents
-from fencecheck.plugins.journal import JOURNAL
+from fencecheck.checker.history import Call, Definite, History, Indefinite, Planned, Recorder, classifier, simulate
+from fencecheck.checker.linearizability import FIRST_CAP, check, normalize_documents
+from fencecheck.systems.journal.plugin import JOURNAL
 from model.journal import (
     Acquire,
     CommandRef,
@@ -666,8 +666,8 @@ def test_answers_equal_under_eq_are_not_conflated_by_the_search_caches():
 
 
 def test_lantern_answers_must_match_exactly():
-    from fencecheck.plugin import exact_json
-    from fencecheck.plugins.lantern import LANTERN
+    from fencecheck.plugin.records import exact_json
+    from fencecheck.systems.lantern.plugin import LANTERN
     from model.lantern import CreateVenue, Light
 
     venue = CreateVenue("bar", "Bar", 52.52, 13.405, 150)

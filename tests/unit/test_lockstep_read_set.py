@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from fencecheck.lockstep import Lockstep
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.journal_store import key_of
+from fencecheck.runners.lockstep import Lockstep
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.journal.store import key_of
 from model.journal import MAX_REVISION, Acquire, CommandRef, FaultKind, InjectFault, Register, step
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 

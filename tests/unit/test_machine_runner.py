@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
-from fencecheck import hypothesis_profiles
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.systems.lantern.plugin import LANTERN
 from stateful_tests.machine_runner import run_machine
 
 RUN_SETTINGS = settings(max_examples=2, stateful_step_count=2, phases=[Phase.generate], database=None,

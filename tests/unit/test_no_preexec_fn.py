@@ -1,6 +1,6 @@
 """No child the harness starts runs Python between fork and exec (issue 22, point 5): a `preexec_fn` makes
 subprocess fork plainly and run the process's at-fork handlers in the child, and gRPC's aborted an emulator
-at start. The parent-death signal comes from `setpriv` instead (`fencecheck.emulator.parent_death_prefix`)."""
+at start. The parent-death signal comes from `setpriv` instead (`fencecheck.emulator.lifecycle.parent_death_prefix`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fencecheck.emulator import parent_death_prefix
+from fencecheck.emulator.lifecycle import parent_death_prefix
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fencecheck"
 
@@ -23,12 +23,12 @@ def test_no_module_of_the_harness_passes_a_preexec_fn():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.keyword) and node.arg == "preexec_fn":
                 found.append(f"{path.relative_to(PACKAGE.parent)}:{node.value.lineno}")
-    assert found == [], f"preexec_fn passed at {found}: use fencecheck.emulator.parent_death_prefix"
+    assert found == [], f"preexec_fn passed at {found}: use fencecheck.emulator.lifecycle.parent_death_prefix"
 
 
 ORPHAN = """
 import subprocess, sys
-from fencecheck.emulator import parent_death_prefix
+from fencecheck.emulator.lifecycle import parent_death_prefix
 child = subprocess.Popen([*parent_death_prefix(), sys.executable, "-c",
                           "import time; print('running', flush=True); time.sleep(120)"])
 print(child.pid, flush=True)

@@ -1,4 +1,4 @@
-"""Systems from outside fencecheck join the registry (fencecheck/plugins/__init__.py): by an entry point of the
+"""Systems from outside fencecheck join the registry (fencecheck/plugin/registry.py): by an entry point of the
 group `fencecheck.systems`, by $FENCECHECK_PLUGINS, or by `--plugin module:attribute` on the command line, which
 the gate hands on to its suites' processes. A name two registrations share, and a `--plugin` that names no
 SystemPlugin, are clear errors (no emulator: the registry and the CLI's argument handling only)."""
@@ -12,10 +12,11 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck import cli, plugins
+import fencecheck.cli.main as cli
+import fencecheck.plugin.registry as plugins
 from fencecheck.errors import PluginRegistrationError, SystemNotFoundError
-from fencecheck.plugins import ENTRY_POINT_GROUP, ENV_PLUGINS, SYSTEM_NAMES, plugin
-from fencecheck.plugins.journal import JOURNAL
+from fencecheck.plugin.registry import ENTRY_POINT_GROUP, ENV_PLUGINS, SYSTEM_NAMES, plugin
+from fencecheck.systems.journal.plugin import JOURNAL
 from tests.unit.conftest import clear_environment
 from tests.unit.test_cli_gate import FakeEmulator  # the gate's emulator, for a gate run with fake suites
 
@@ -67,7 +68,7 @@ def test_an_entry_point_clashing_with_a_built_in_system_names_both(monkeypatch):
         plugin("journal")
     message = str(raised.value)
     assert "two systems are called 'lantern'" in message
-    assert "the built-in one (fencecheck.plugins.lantern:LANTERN)" in message
+    assert "the built-in one (fencecheck.systems.lantern.plugin:LANTERN)" in message
     assert f"the entry point lantern = {HERE!r}" in message and f"(group {ENTRY_POINT_GROUP!r})" in message
 
 
@@ -163,9 +164,9 @@ def test_add_to_environment_exports_the_plugin_for_processes_started_later(monke
     (f"{__name__}:NOT_A_PLUGIN",
      f"--plugin '{__name__}:NOT_A_PLUGIN' is a object, not a SystemPlugin; expected module:attribute naming a "
      "fencecheck.plugin.SystemPlugin object."),
-    ("fencecheck.plugins.journal:JOURNAL",
-     "two systems are called 'journal': the built-in one (fencecheck.plugins.journal:JOURNAL) and the plug-in "
-     "'fencecheck.plugins.journal:JOURNAL' of --plugin/$FENCECHECK_PLUGINS; rename the outside one (a system's "
+    ("fencecheck.systems.journal.plugin:JOURNAL",
+     "two systems are called 'journal': the built-in one (fencecheck.systems.journal.plugin:JOURNAL) and the plug-in "
+     "'fencecheck.systems.journal.plugin:JOURNAL' of --plugin/$FENCECHECK_PLUGINS; rename the outside one (a system's "
      "name is its entry point's name and its plug-in's .name)."),
 ])
 @pytest.mark.parametrize("command", [["check", "history.json"], ["replay", "x.py"], ["gate"]])

@@ -1,4 +1,4 @@
-"""The lantern's parallel programs without the emulator (fencecheck/plugins/lantern_parallel.py, and the generic
+"""The lantern's parallel programs without the emulator (fencecheck/systems/lantern/parallel.py, and the generic
 engine taking the lantern plug-in):
 
 - every program is bounded, contests the project, and round-trips through JSON naming its system;
@@ -17,14 +17,15 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 
-from fencecheck import check_command, replay
+import fencecheck.cli.check as check_command
+import fencecheck.cli.replay as replay
+from fencecheck.checker.history import History, Planned, simulate
+from fencecheck.checker.linearizability import check
 from fencecheck.errors import UsageError
-from fencecheck.history import History, Planned, simulate
-from fencecheck.hypothesis_profiles import _PHASES as PHASES
-from fencecheck.linearizability import check
 from fencecheck.parallel import CaseResult, ParallelProgram, Repetition, contested_keys, programs
 from fencecheck.parallel.case import load_counterexample, save_counterexample
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
+from fencecheck.suites.hypothesis_profiles import _PHASES as PHASES
 from model.lantern import Extinguish, Light, ReadActive
 
 LANTERN = plugin("lantern")

@@ -16,10 +16,10 @@ from datetime import timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from fencecheck.checker.history import Call, Definite, History
+from fencecheck.checker.history_codec import datetime_to_json
+from fencecheck.checker.linearizability import check
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.history import Call, Definite, History
-from fencecheck.history_codec import datetime_to_json
-from fencecheck.linearizability import check
 from fencecheck.parallel import (
     FAILS_ALWAYS,
     FAILS_IN_PREFIX,
@@ -37,10 +37,10 @@ from fencecheck.parallel import (
 from fencecheck.parallel.case import resolve_system, system_label
 from fencecheck.parallel.minimize import MIN_BRANCHES, candidates, minimize
 from fencecheck.parallel.program import T0
-from fencecheck.plugins import plugin
-from fencecheck.plugins.journal import REFERENCE
-from fencecheck.plugins.journal_codec import op_to_json
-from fencecheck.plugins.journal_parallel import HOLDERS, command, programs
+from fencecheck.plugin.registry import plugin
+from fencecheck.systems.journal.codec import op_to_json
+from fencecheck.systems.journal.parallel import HOLDERS, command, programs
+from fencecheck.systems.journal.plugin import REFERENCE
 from known_bad.journal import CONCURRENT_VARIANTS
 from model.journal import Acquire, Complete, Fail, Register, documents_for, step
 

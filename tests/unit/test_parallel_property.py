@@ -23,7 +23,7 @@ from fencecheck.parallel import (
     parallel_settings,
 )
 from fencecheck.parallel import property as parallel_property
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
 from model.journal import Acquire, step
 
 JOURNAL = plugin("journal")

@@ -15,12 +15,12 @@ from datetime import datetime, timedelta
 
 from hypothesis import HealthCheck, find, given, settings
 
-from fencecheck.history import Call, Definite, History, Indefinite
-from fencecheck.hypothesis_profiles import _PHASES as PHASES
-from fencecheck.linearizability import check
+from fencecheck.checker.history import Call, Definite, History, Indefinite
+from fencecheck.checker.linearizability import check
 from fencecheck.parallel import ParallelProgram, contested_keys
 from fencecheck.parallel.program import T0
-from fencecheck.plugins.journal_parallel import (
+from fencecheck.suites.hypothesis_profiles import _PHASES as PHASES
+from fencecheck.systems.journal.parallel import (
     HOLDERS,
     LEASE,
     MAX_BRANCHES,

@@ -13,7 +13,7 @@ import inspect
 import pytest
 
 import reference.journal
-from fencecheck.plugins.journal import REFERENCE
+from fencecheck.systems.journal.plugin import REFERENCE
 from known_bad import loader
 from known_bad.journal import CONCURRENT_VARIANTS, SYSTEM_SPEC, VARIANTS, system, variant
 from model.journal import TRANSITION_IDS

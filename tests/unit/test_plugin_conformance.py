@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fencecheck import suite_parts
+import fencecheck.plugin.suite_parts as suite_parts
 from fencecheck.parallel import programs
-from fencecheck.plugin import SystemPlugin, accepts_attempt_log, load_part
-from fencecheck.plugins import SYSTEM_NAMES, plugin
-from fencecheck.systems import system_of_spec
+from fencecheck.plugin.records import SystemPlugin, accepts_attempt_log, load_part
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
+from fencecheck.plugin.specs import system_of_spec
 from stateful_tests.known_bad_support import MachineCatalogue
 from stateful_tests.machine_runner import BoundToEmulator
 

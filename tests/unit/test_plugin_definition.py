@@ -10,8 +10,8 @@ import attrs
 import pytest
 
 from fencecheck.errors import PluginDefinitionError
-from fencecheck.plugin import RECORDS, Codec, SystemPlugin
-from fencecheck.plugins import SYSTEM_NAMES, plugin
+from fencecheck.plugin.records import RECORDS, Codec, SystemPlugin
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 from tests.register_plugin import REGISTER, Read, Write
 
 

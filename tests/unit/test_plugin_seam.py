@@ -14,10 +14,10 @@ from types import MappingProxyType
 
 import pytest
 
-from fencecheck.history import Definite, Indefinite, classifier
-from fencecheck.plugin import UndeclaredError, contract_error_code, impl_output_json
-from fencecheck.plugins.journal import JOURNAL, ReferenceAPI, resolve_system
-from fencecheck.plugins.lantern import LANTERN
+from fencecheck.checker.history import Definite, Indefinite, classifier
+from fencecheck.plugin.records import UndeclaredError, contract_error_code, impl_output_json
+from fencecheck.systems.journal.plugin import JOURNAL, ReferenceAPI, resolve_system
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import CreateVenue, FaultKind, InjectFault
 from reference import LeaseAcquired, LeaseTimestamp

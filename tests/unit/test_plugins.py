@@ -1,4 +1,4 @@
-"""The registry and the journal and lantern plug-ins (fencecheck/plugins), checked without an emulator: the
+"""The registry and the journal and lantern plug-ins (fencecheck/systems), checked without an emulator: the
 registry's invariants, operations round-trip through their JSON, partitions restrict and merge states, the error
 of an implementation is told from anything else, and an unknown system or spec is a clear error. (What every
 registered plug-in promises: tests/unit/test_plugin_conformance.py; the gateway's own: test_gateway_plugin.py.)"""
@@ -13,15 +13,15 @@ from datetime import UTC, datetime, timedelta
 import attrs
 import pytest
 
+import fencecheck.plugin.registry as plugins
 import reference.lantern
-from fencecheck import plugins
+from fencecheck.checker.history import Call, Definite, History, Indefinite, classifier
+from fencecheck.checker.linearizability import check
 from fencecheck.errors import SystemNotFoundError
-from fencecheck.history import Call, Definite, History, Indefinite, classifier
-from fencecheck.linearizability import check
-from fencecheck.plugin import BrowserBoundary, SuiteParts
-from fencecheck.plugins import SYSTEM_NAMES, plugin
-from fencecheck.plugins.journal import JOURNAL
-from fencecheck.plugins.lantern import LANTERN, PROJECT
+from fencecheck.plugin.records import BrowserBoundary, SuiteParts
+from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
+from fencecheck.systems.journal.plugin import JOURNAL
+from fencecheck.systems.lantern.plugin import LANTERN, PROJECT
 from model.journal import Acquire, CommandRef, Complete, Register
 from model.lantern import (
     CreateVenue,
@@ -71,7 +71,7 @@ def test_a_system_is_added_by_one_registry_line(monkeypatch):
 
 
 def test_a_registered_system_without_suite_parts_is_reported_missing_by_each_suite(monkeypatch):
-    from fencecheck import suite_parts
+    import fencecheck.plugin.suite_parts as suite_parts
 
     # No browser boundary of its own: the rules probe, imported by the suites below, refuses two systems' targets
     # of one name, and a copy of the journal's would be that.
@@ -108,7 +108,7 @@ def test_a_registry_line_naming_another_object_is_a_clear_error(monkeypatch, ent
 def test_the_registry_names_its_plugins_by_module_and_attribute():
     for name, where in plugins.REGISTRY.items():
         module, _, attribute = where.partition(":")
-        assert module.startswith("fencecheck.plugins.") and attribute, where
+        assert module.startswith("fencecheck.systems.") and attribute, where
         assert plugin(name).name == name
 
 
@@ -208,7 +208,7 @@ def test_implementations_resolve_by_spec():
 
 
 def test_each_plugin_names_the_specs_that_are_its_own():
-    from fencecheck.systems import system_of_spec
+    from fencecheck.plugin.specs import system_of_spec
 
     for name in SYSTEM_NAMES:
         own = plugin(name)
@@ -227,7 +227,7 @@ def test_each_plugin_names_the_specs_that_are_its_own():
 
 
 def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
-    from fencecheck import systems
+    import fencecheck.plugin.specs as systems
 
     claiming = attrs.evolve(LANTERN, implementations=attrs.evolve(LANTERN.implementations,
                                                               spec_prefixes=("acme.lantern:",)))
@@ -238,7 +238,7 @@ def test_a_plugin_that_claims_a_prefix_owns_its_specs(monkeypatch):
 
 
 def test_each_plugins_browser_boundary_is_probed_under_names_of_its_own(monkeypatch):
-    from fencecheck import rules_probe
+    from fencecheck.runners import rules_probe
 
     documents, groups, systems = rules_probe.boundary_targets()
     assert (documents, groups) == (rules_probe.DOCUMENT_PATHS, rules_probe.GROUP_COLLECTIONS)

@@ -20,19 +20,19 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck.contest import Racer, call_problems, race_callers
-from fencecheck.contest_results import ScenarioResult
-from fencecheck.failures import Replay, from_junit, known_bad_verdict
-from fencecheck.history import Recorder, classifier
-from fencecheck.implementation_process import ImplementationFailure, ImplementationProcess
-from fencecheck.known_bad_verdict import CAUGHT, ERROR, TIMEOUT, judge
-from fencecheck.lockstep import Lockstep, LockstepMismatch
+from fencecheck.checker.history import Recorder, classifier
+from fencecheck.checker.known_bad_verdict import CAUGHT, ERROR, TIMEOUT, judge
+from fencecheck.cli.replay import replay_program
 from fencecheck.parallel.case import CaseResult
 from fencecheck.parallel.execute import BROKEN, Repetition, _harness_problems, _run_branch
 from fencecheck.parallel.program import BranchCall, ParallelProgram
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
 from fencecheck.problems import ProblemKind, contract
-from fencecheck.replay import replay_program
+from fencecheck.protocol.process import ImplementationFailure, ImplementationProcess
+from fencecheck.report.failures import Replay, from_junit, known_bad_verdict
+from fencecheck.runners.contest import Racer, call_problems, race_callers
+from fencecheck.runners.contest_results import ScenarioResult
+from fencecheck.runners.lockstep import Lockstep, LockstepMismatch
 from model.journal import CommandRef, Register
 from tests.fakes import misbehaving_exec
 from tests.fakes.misbehaving_exec import HANG_SECONDS, MISBEHAVIOURS, VERDICTS, misbehaving_journal
@@ -177,7 +177,7 @@ def test_the_stateful_runner_judges_a_misbehaving_step_an_error_or_a_timeout(mis
 
 SUITE = '''
 from fencecheck.errors import CheckFailed
-from fencecheck.lockstep import LockstepMismatch
+from fencecheck.runners.lockstep import LockstepMismatch
 from fencecheck.problems import ProblemKind, contract, crash
 
 
@@ -209,7 +209,7 @@ def _junit_of(tmp_path: Path, source: str) -> str:
     test.write_text(source)
     junit = tmp_path / "junit.xml"
     subprocess.run([sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider", "-p",
-                    "fencecheck.pytest_plugin", f"--junitxml={junit}"], cwd=Path(__file__).resolve().parents[2],
+                    "fencecheck.suites.pytest_plugin", f"--junitxml={junit}"], cwd=Path(__file__).resolve().parents[2],
                    capture_output=True, text=True, timeout=120, check=False)
     return junit.read_text()
 
@@ -238,7 +238,7 @@ def test_the_gate_reads_each_failing_tests_kinds_from_its_junit_record_not_its_t
 def test_a_lockstep_programs_replay_reports_the_kind_of_its_failure(tmp_path: Path) -> None:
     program = tmp_path / "KnownBadX-1.py"
     program.write_text(textwrap.dedent('''
-        from fencecheck.lockstep import LockstepMismatch
+        from fencecheck.runners.lockstep import LockstepMismatch
         from fencecheck.problems import ProblemKind
 
         OPS = []

@@ -1,4 +1,5 @@
-"""Progress while a suite runs (fencecheck.progress, fencecheck.pytest_progress): the line, when one is due (an
+"""Progress while a suite runs (fencecheck.suites.progress, fencecheck.suites.pytest_progress): the line, when one is
+due (an
 injected clock, no waiting), what the files say; then a real gate and a real pytest on a scratch project, with
 a progress interval of a fraction of a second, printing lines with the suite, tests done of total, elapsed
 time and the examples a machine ran. The scratch project's second test holds until this test saw the line."""
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck import progress
+from fencecheck.suites import progress
 
 pytestmark = pytest.mark.harness  # the gate deselects harness tests
 
@@ -82,7 +83,7 @@ def test_snapshot_adds_the_examples_of_every_process_and_skips_what_it_cannot_re
 SCRATCH_TESTS = """
 import os, time
 from pathlib import Path
-from fencecheck import progress
+from fencecheck.suites import progress
 
 def test_first():
     for _ in range(3):
@@ -101,7 +102,7 @@ def scratch(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     (project / "tests" / "unit").mkdir(parents=True)
     (project / "pytest.ini").write_text("[pytest]\n")
-    (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.pytest_plugin"]\n')
+    (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.suites.pytest_plugin"]\n')
     (project / "tests" / "unit" / "test_scratch.py").write_text(SCRATCH_TESTS)
     return project
 

@@ -1,4 +1,4 @@
-"""The journal's race scenarios and the pure parts of the harness they run through (fencecheck.contest and the
+"""The journal's race scenarios and the pure parts of the harness they run through (fencecheck.runners.contest and the
 journal plug-in's structural invariants), without the emulator.
 
 - the catalogue covers every concurrent scenario of seeds 000/001 at the width the seeds ask for;
@@ -18,20 +18,20 @@ from typing import Any
 import attrs
 import pytest
 
-from fencecheck.contest import ContestRun, Ids, Racer, RacerRecord, answer_label, race_callers
-from fencecheck.contest import judge as judge_contest
-from fencecheck.contest_results import (
+from fencecheck.checker.history import Definite, History
+from fencecheck.emulator.firestore_io import Stored
+from fencecheck.runners.contest import ContestRun, Ids, Racer, RacerRecord, answer_label, race_callers
+from fencecheck.runners.contest import judge as judge_contest
+from fencecheck.runners.contest_results import (
     contest_from_json,
     contest_json,
     load_saved,
     recheck,
     save_counterexample,
 )
-from fencecheck.contest_simulation import simulate_in_turn
-from fencecheck.firestore_io import Stored
-from fencecheck.history import Definite, History
-from fencecheck.plugins.journal import JOURNAL, REFERENCE
-from fencecheck.plugins.journal_structure import contest_problems, project_problems, structural_problems
+from fencecheck.runners.contest_simulation import simulate_in_turn
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
+from fencecheck.systems.journal.structure import contest_problems, project_problems, structural_problems
 from model.journal import Acquire, InjectFault, JournalState, Register, documents_for, step
 from race_tests.scenarios import BY_NAME, SCENARIOS, T0, WIDTH, Caller, RacePlan, Scenario, key_of_run
 from reference import CommandJournalError
@@ -429,7 +429,7 @@ def test_the_whole_project_read_back_names_every_document_outside_the_contested_
 def test_a_foreign_implementations_own_coded_error_is_the_contracts_answer_in_the_race_runner() -> None:
     """An implementation raising its own exception class with a contract `.code` (tests/fakes/frozen_journal)
     answers that code in a race, as in the lockstep: not a transport failure, not an unexpected crash."""
-    from fencecheck.plugins.journal import ReferenceAPI
+    from fencecheck.systems.journal.plugin import ReferenceAPI
     from tests.fakes.frozen_journal import FrozenJournalError
 
     foreign = ReferenceAPI.from_module("tests.fakes.frozen_journal")

@@ -9,10 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fencecheck import cli, hypothesis_profiles
-from fencecheck.contest_results import contest_result, save_result
-from fencecheck.contest_simulation import simulate_contest
-from fencecheck.plugins.lantern import LANTERN
+import fencecheck.cli.main as cli
 from fencecheck.report import GateRecord, Run, collect, judge
 from fencecheck.report.artifacts import known_bad_recorder, write_known_bad_result, write_stateful_summary
 from fencecheck.report.codec import camel, decode, encode
@@ -31,6 +28,10 @@ from fencecheck.report.model import (
     SuiteResult,
 )
 from fencecheck.report.record import RUN_FORMAT
+from fencecheck.runners.contest_results import contest_result, save_result
+from fencecheck.runners.contest_simulation import simulate_contest
+from fencecheck.suites import hypothesis_profiles
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import TRANSITIONS
 from model.lantern import TRANSITIONS as LANTERN_TRANSITIONS
 from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS

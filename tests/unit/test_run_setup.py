@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck.systems import PROJECT_ROOT
+from fencecheck.plugin.specs import PROJECT_ROOT
 
 TOOLS = ("bash", "dirname", "touch")  # what ./run itself needs from PATH besides the commands under test
 

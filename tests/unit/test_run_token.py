@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fencecheck.pytest_plugin import ENV_RUN_TOKEN
+from fencecheck.suites.pytest_plugin import ENV_RUN_TOKEN
 
 pytestmark = pytest.mark.harness  # the gate deselects harness tests
 
@@ -30,7 +30,7 @@ def _inner_token(tmp_path: Path, *extra: str) -> str:
     env = {**os.environ, ENV_RUN_TOKEN: "outer-run-token", "TOKEN_FILE": str(token_file)}
     env.pop("FIRESTORE_EMULATOR_HOST", None)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "fencecheck.pytest_plugin", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "-q", "-p", "fencecheck.suites.pytest_plugin", "-p", "no:cacheprovider",
          "-p", "no:randomly", *extra, str(tmp_path / "test_inner.py")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
     )

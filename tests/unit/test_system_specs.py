@@ -1,5 +1,5 @@
 """`<system>:<module>` names system and implementation explicitly, for every registered system
-(fencecheck/systems.py): the lantern's and the gateway's `resolve` take a user's module with their operations, the
+(fencecheck/plugin/specs.py): the lantern's and the gateway's `resolve` take a user's module with their operations, the
 journal's as it always did (bare module specs still work) (a system from outside fencecheck:
 tests/unit/test_example_plugin.py); `<system>:exec:`
 is the journal's only; a spec no system claims fails with the spellings listed (no emulator: specs are resolved,
@@ -15,18 +15,13 @@ from pathlib import Path
 import attrs
 import pytest
 
+import fencecheck.cli.main as cli
+import fencecheck.cli.replay as replay
 import reference.gateway
 import reference.lantern
-from fencecheck import cli, replay
-from fencecheck.counterexamples import write_counterexample
 from fencecheck.errors import SystemNotFoundError, UsageError
-from fencecheck.plugins import plugin
-from fencecheck.plugins.gateway import FUNCTIONS as GATEWAY_FUNCTIONS
-from fencecheck.plugins.gateway import GATEWAY, REFERENCE_GATEWAY
-from fencecheck.plugins.journal import JOURNAL, REFERENCE, ReferenceAPI
-from fencecheck.plugins.lantern import FUNCTIONS as LANTERN_FUNCTIONS
-from fencecheck.plugins.lantern import LANTERN
-from fencecheck.systems import (
+from fencecheck.plugin.registry import plugin
+from fencecheck.plugin.specs import (
     ENV_SYSTEM,
     configured_implementation,
     module_of_spec,
@@ -34,6 +29,12 @@ from fencecheck.systems import (
     spellings,
     system_of_spec,
 )
+from fencecheck.runners.counterexamples import write_counterexample
+from fencecheck.systems.gateway.plugin import FUNCTIONS as GATEWAY_FUNCTIONS
+from fencecheck.systems.gateway.plugin import GATEWAY, REFERENCE_GATEWAY
+from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
+from fencecheck.systems.lantern.plugin import FUNCTIONS as LANTERN_FUNCTIONS
+from fencecheck.systems.lantern.plugin import LANTERN
 from model.lantern import CreateVenue, Light
 
 VARIANT = "known_bad.journal:earlier-clock-finishes"
@@ -173,7 +174,7 @@ def test_a_spec_no_system_claims_or_resolves_lists_the_spellings_and_what_each_s
 
 
 def test_a_spec_two_systems_resolve_is_refused_not_given_to_either(monkeypatch):
-    from fencecheck import systems
+    import fencecheck.plugin.specs as systems
 
     taking_all = attrs.evolve(LANTERN, implementations=attrs.evolve(LANTERN.implementations,
                                                                     resolve=lambda spec: REFERENCE))
@@ -209,7 +210,7 @@ def test_replay_system_points_a_lantern_program_at_a_users_module(tmp_path, monk
                                 plugin=LANTERN)
     prepared = replay.prepare(path, f"lantern:{name}")
     assert prepared.system.name == f"lantern:{name}"
-    assert (f"SYSTEM = __import__('fencecheck.systems', fromlist=['resolve_implementation'])"
+    assert (f"SYSTEM = __import__('fencecheck.plugin.specs', fromlist=['resolve_implementation'])"
             f".resolve_implementation('lantern:{name}')\n") in prepared.program
     with pytest.raises(UsageError) as raised:
         replay.prepare(path, "gateway:my_gateway")

@@ -14,8 +14,8 @@ import grpc
 import pytest
 from google.cloud.firestore_v1.types import CommitRequest, RollbackRequest, Write
 
+from fencecheck.checker.history import WireFault
 from fencecheck.errors import UsageError
-from fencecheck.history import WireFault
 from fencecheck.wire import (
     EventLog,
     FaultKind,

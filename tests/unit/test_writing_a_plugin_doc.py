@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from fencecheck.plugin import Codec, Implementations, Model, Partitions, SuiteParts, SystemPlugin
+from fencecheck.plugin.records import Codec, Implementations, Model, Partitions, SuiteParts, SystemPlugin
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-a-plugin.md"

@@ -36,9 +36,9 @@ from journal_support import (
 )
 
 import reference
-from fencecheck.emulator import close_client
-from fencecheck.history_codec import datetime_to_json
-from fencecheck.implementation_process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
+from fencecheck.checker.history_codec import datetime_to_json
+from fencecheck.emulator.lifecycle import close_client
+from fencecheck.protocol.process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 
 NODE_JOURNAL = Path(__file__).resolve().parents[1]
 INSTALL_HINT = "run `npm ci --prefix implementations/node-journal` (Node 20 and npm needed)"
@@ -454,8 +454,8 @@ def test_a_counterexample_with_a_commit_failure_replays_against_node_on_the_wire
                                                                                  node_command: list[str]) -> None:
     """Node refuses the client-side CommitFailureClient; a replay rejects the step's commits on a proxy of its
     own, as the machine did (a known-bad catch once failed its reproduction check for want of it)."""
-    from fencecheck.lockstep import replay
-    from fencecheck.plugins import plugin
+    from fencecheck.plugin.registry import plugin
+    from fencecheck.runners.lockstep import replay
     from model.journal import CommandRef, Register
 
     command = CommandRef("test", "firebase_uid", "uid-alice", str(uuid.UUID(int=7, version=4)),

@@ -2,7 +2,7 @@
 protocol by the journal's own lockstep machine.
 
 Each variant runs as `journal:exec:node implementations/node-journal/main.js --variant NAME`: the harness sees
-only the protocol. Caught is fencecheck.known_bad_verdict's one rule, as for the Python catalogue
+only the protocol. Caught is fencecheck.checker.known_bad_verdict's one rule, as for the Python catalogue
 (stateful_tests/test_known_bad.py): a lockstep mismatch (a property of the contract), whose shrunk
 counterexample, which names the command line, still fails against the variant and passes against the
 reference. A crash, a hang or a protocol failure of the implementation is an error, never a catch.
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from fencecheck import hypothesis_profiles
-from fencecheck.plugins import plugin
+from fencecheck.plugin.registry import plugin
+from fencecheck.suites import hypothesis_profiles
 from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import Target, catch
 
