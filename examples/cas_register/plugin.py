@@ -151,7 +151,6 @@ CAS_REGISTER = SystemPlugin(
         operation=call_arguments,  # called as `impl.api.<name>(db=..., attempt_log=..., **arguments)`
         clockless=FUNCTIONS,  # each is handed no clock
         read_set=read_set,
-        clock_of=lambda _op: None,  # no call reads the time
         # The contract's one error answer is its unavailable code (implementation.CasUnavailable carries it).
         error_code=lambda _impl, error: contract_error_code(error, (UNAVAILABLE,)),
         spec_of=lambda impl: impl.name,

@@ -43,7 +43,7 @@ class State:
     log_path: str
     token: str  # in the emulator's environment: tells our processes from a reused pid
     started_at: str
-    source: str  # how the emulator was found (emulator_discovery's description)
+    source: str  # how the emulator was found (the discovery's description)
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -1,6 +1,6 @@
 """Start, reach, reset and stop the Firestore emulator.
 
-``start_emulator()`` launches the emulator (found by ``emulator_discovery``) on a free loopback port,
+``start_emulator()`` launches the emulator (found by ``fencecheck.emulator.discovery``) on a free loopback port,
 in its own process group, with its output in a log file, and waits until ``GET /`` answers ``Ok``.
 ``connect_existing()`` wraps an emulator somebody else runs (``FIRESTORE_EMULATOR_HOST``); it is
 never stopped by us. ``emulator_from_environment()`` picks one of the two.

@@ -1,6 +1,6 @@
 """The gateway's parallel programs (`fencecheck.parallel.ParallelSpec`): its strategy of contested calls and its
 structural check of a race (G-INV-1..12 on the stored documents at the end, G-INV-2/9/10 across the race:
-`gateway_structure`, as the gateway's contests check).
+`fencecheck.systems.gateway.structure`, as the gateway's contests check).
 
 What makes the calls compete (the contract's races, race_tests/gateway_scenarios.py, in miniature), on one
 journal whose prefix is one of its lives' stages:

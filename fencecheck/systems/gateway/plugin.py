@@ -5,7 +5,7 @@ call writes only that journal's record and its events, `gatewayNamespaces/{ns}/j
 `.../events/{revision:010d}`. A partition is spelled `{ns}/{key}`. Beyond an exact document match nothing is
 checked here: G-INV-1..12 are properties of documents (`model.gateway.invariant_violations`), which an
 exact match with the model's carries over; the stateful machine checks them on what is stored, and a
-contest's `contest_problems` (`gateway_structure.py`) on what a race stored, across the race too.
+contest's `contest_problems` (`structure.py`) on what a race stored, across the race too.
 
 An implementation is a `GatewaySystem`: a module with the ten operations and its own `GatewayError`.
 `resolve("")` is `reference.gateway`; `resolve("known_bad.gateway:<name>")` a known-bad copy.
@@ -412,7 +412,7 @@ GATEWAY = SystemPlugin(
     ),
     known_bad_variants=known_bad_variants,
     model_imports=held_classes,
-    contest_problems=contest_problems,  # G-INV-1..12 on the stored documents after a race (gateway_structure)
+    contest_problems=contest_problems,  # G-INV-1..12 on the stored documents after a race (structure.py)
     parallel=_parallel_spec,
     suites=SuiteParts(
         machine="stateful_tests.gateway_machine:TestGatewayMachine",

@@ -4,7 +4,7 @@ importable module's, or an implementation in another process (`fencecheck.system
 requests are derived from the same table).
 
 Its own module, below both the journal's plug-in (fencecheck/systems/journal/plugin.py, which resolves a spec to
-one) and journal_exec (which builds one over the process protocol), so each imports it and neither imports
+one) and `exec` (which builds one over the process protocol), so each imports it and neither imports
 the other's (tests/unit/test_core_imports_no_system.py: no import cycles). `fencecheck.systems.journal.plugin`
 still exports it: counterexample files and the suites import it from there.
 """
@@ -22,7 +22,7 @@ from fencecheck.plugin.records import UndeclaredError
 from model.journal import Acquire, Complete, Fail, Register
 
 # The operation table's functions, as the seeds name them: model operation -> its function. The process protocol
-# (journal_exec) sends each name camelCased, as the seeds' JavaScript spells it.
+# (`exec`) sends each name camelCased, as the seeds' JavaScript spells it.
 FUNCTIONS: dict[type, str] = {
     Register: "register_commerce_command",
     Acquire: "acquire_commerce_command_lease",

@@ -257,7 +257,7 @@ def before_race(db: Any, keys: tuple[str, ...]) -> dict[str, dict[str, Stored]]:
 
 def race_problems(db: Any, state: JournalState, keys: tuple[str, ...], before: Mapping[str, Mapping[str, Stored]],
                   project: Mapping[str, Stored]) -> list[str]:
-    """The structural invariants per called key (`journal_structure.structural_problems`, as in races), and
+    """The structural invariants per called key (`structure.structural_problems`, as in races), and
     the whole-project read-back (`project_problems`: a stray write, or a prefix-only key's documents that are
     no longer the model's)."""
     problems = []
