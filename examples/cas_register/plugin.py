@@ -153,8 +153,6 @@ CAS_REGISTER = SystemPlugin(
         read_set=read_set,
         # The contract's one error answer is its unavailable code (implementation.CasUnavailable carries it).
         error_code=lambda _impl, error: contract_error_code(error, (UNAVAILABLE,)),
-        spec_of=lambda impl: impl.name,
-        spec_prefixes=(f"{NAME}:",),  # every cas_register:<module> spec is this system's (its reference's too)
         describe_impl=lambda impl: (("the cas_register reference" if impl is REFERENCE else impl.name)
                                     if isinstance(impl, CasSystem) else None),
     ),

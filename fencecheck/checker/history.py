@@ -1,6 +1,6 @@
-"""Concurrent call histories of a system under test (the journal by default), recorded for the
-linearizability checker. The system is named by its plug-in (`History.system`, `fencecheck.plugin.registry`), which
-encodes its operations and says which answers are indefinite.
+"""Concurrent call histories of a system under test, recorded for the linearizability checker. The system is
+named by its plug-in (`History.system`, `fencecheck.plugin.registry`), which encodes its operations and says which
+answers are indefinite.
 
 A `Call` is one operation as a caller saw it: who called, the model operation (carrying the clock
 reading the call used), when it was invoked and when it completed (monotonic nanoseconds from the recorder's
@@ -15,9 +15,9 @@ A call may carry the wire proxy's faults that hit it (`WireFault`: kind, method,
 forwarded to the emulator and whether the client still learned the true outcome), so an explanation names
 them and the definite share excuses only the calls whose answer a fault may have lost (`WireFault.lost_answer`).
 
-A `History` is the calls plus, optionally, the documents stored at the end, per partition (the journal's:
-per command key hash). It has a
-JSON form (`to_json` / `from_json`) so histories can be checked in as fixtures or saved as counterexamples.
+A `History` is the calls plus, optionally, the documents stored at the end, per partition (the system's own
+partitions: the journal's are its command key hashes). It has a JSON form (`to_json` / `from_json`) so histories
+can be checked in as fixtures or saved as counterexamples.
 
 `Recorder` builds a history from real calls made by many threads.
 """
@@ -39,10 +39,9 @@ from fencecheck.plugin.registry import UNNAMED_SYSTEM
 from fencecheck.plugin.registry import plugin as plugin_named
 
 HISTORY_FORMAT = "fencecheck.history/1"
-JOURNAL_UNAVAILABLE = "journal_unavailable"
 NO_RETURN = "no_return"
 
-JournalOp = Any  # an operation of the history's system (the journal's Register, Acquire, Complete, Fail)
+Operation = Any  # an operation of the history's system, as its plug-in's model defines it
 Observed = dict[str, Any] | str
 Documents = dict[str, dict[str, Any]]
 T = TypeVar("T")
@@ -72,7 +71,7 @@ class Definite:
 
 @attrs.frozen
 class Indefinite:
-    """The call may or may not have applied: `journal_unavailable`, a transport error or no answer."""
+    """The call may or may not have applied: the system's unavailable code, a transport error or no answer."""
 
     reason: str
 
@@ -149,13 +148,13 @@ class WireFault:
 
 @attrs.frozen
 class Call:
-    """One journal call. `completed_at` is None for a call that never returned (then it is indefinite).
+    """One call of the history's system. `completed_at` is None for a call that never returned (then it is indefinite).
     `wire_faults`: the wire proxy's faults that hit it (`WireFault`), so an explanation says which calls were
     indefinite because of the wire and the definite share excuses those whose answer a fault lost."""
 
     id: int
     caller: str
-    op: JournalOp
+    op: Operation
     invoked_at: int = attrs.field(validator=_check_ns)
     completed_at: int | None = attrs.field(validator=_check_ns)
     outcome: Outcome
@@ -359,7 +358,7 @@ observed_of = impl_output_json  # the JSON form of a returned output (anything w
 
 
 class Recorder:
-    """Records journal calls made from any number of threads.
+    """Records a system's calls made from any number of threads.
 
     `call(caller, op, fn)` reads the monotonic clock, runs `fn()` (the real call, which should use
     `op.now` as its clock reading), reads the clock again and records the outcome; it returns what `fn`
@@ -379,9 +378,9 @@ class Recorder:
         self._lock = threading.Lock()
         self._next_id = 0
         self._done: list[Call] = []
-        self._pending: dict[int, tuple[str, JournalOp, int]] = {}
+        self._pending: dict[int, tuple[str, Operation, int]] = {}
 
-    def call(self, caller: str, op: JournalOp, fn: Callable[[], T], *,
+    def call(self, caller: str, op: Operation, fn: Callable[[], T], *,
              wire_faults: Callable[[], Sequence[WireFault]] | None = None) -> T:
         """`wire_faults()`, asked once the call has ended, gives the wire proxy's faults that hit it
         (`fencecheck.wire.lanes.WireLanes.call`)."""
@@ -436,7 +435,7 @@ class Planned:
     answer only) makes it take no effect at all."""
 
     caller: str
-    op: JournalOp
+    op: Operation
     invoked_at: int
     completed_at: int | None
     at: int

@@ -213,10 +213,10 @@ class Implementations:
     # How output names an implementation of this system ("the lantern reference", its spec); None: not one
     # of this system's (fencecheck.plugin.specs.describe_system asks every plug-in).
     describe_impl: Callable[[Any], str | None] = _no_impl
-    # The implementation specs that are this system's ($FENCECHECK_SYSTEM, `gate --known-bad`, counterexample
-    # files): a spec is its own when it equals one of these or, for one ending in ":", starts with it
-    # (`owns_spec`, asked by fencecheck.plugin.specs.system_of_spec). A spec no plug-in owns belongs to the one
-    # system whose `resolve` takes it (a bare module with the journal's four functions: the journal).
+    # Specs that are this system's beyond those every system owns (`SystemPlugin.owns_spec`: `<name>:...`,
+    # `known_bad.<name>:...` and its reference's spelling): each is owned when a spec equals it or, for one ending
+    # in ":", starts with it. A spec no plug-in owns belongs to the one system whose `resolve` takes it (a bare
+    # module with the journal's four functions: the journal).
     spec_prefixes: tuple[str, ...] = ()
     is_fault: Callable[[Any], bool] = _never  # a harness-side rewrite of stored documents, not a call
     commit_fails: Callable[[Any], bool] = _never  # the call runs on a client whose commits are rejected
@@ -354,7 +354,14 @@ class SystemPlugin:
         return self.codec.decode(history, raw, system=self.name)
 
     def owns_spec(self, spec: str) -> bool:
-        return any(spec.startswith(p) if p.endswith(":") else spec == p for p in self.spec_prefixes)
+        """Whether `spec` names an implementation of this system before any `resolve` is asked
+        ($FENCECHECK_SYSTEM, `gate --system`/`--known-bad`, counterexample files; fencecheck.plugin.specs): one
+        in its own namespace (`<name>:<module>`, `<name>:exec:<command>`), in its known-bad catalogue's
+        (`known_bad.<name>:<variant>`), its reference's spelling (`spec_of(reference)`), or one its
+        `implementations.spec_prefixes` adds."""
+        claimed = (f"{self.name}:", f"known_bad.{self.name}:", *self.spec_prefixes)
+        return (spec == self.spec_of(self.reference)
+                or any(spec.startswith(p) if p.endswith(":") else spec == p for p in claimed))
 
     @property
     def transition_ids(self) -> tuple[str, ...]:

@@ -6,8 +6,8 @@ $FENCECHECK_SYSTEM names an implementation of one system (plug-in), spelled one 
   `cas_register:examples.cas_register.implementation`): the plug-in's `resolve` gets the whole spec and takes
   the module after its name (`module_of_spec`);
 - `journal:exec:<command line>`: a journal in another process (docs/implementation-protocol.md);
-- a spec a plug-in owns (`SystemPlugin.spec_prefixes`: `reference.lantern`, `known_bad.lantern:<variant>`,
-  `reference.gateway`, `known_bad.gateway:<variant>`, `known_bad.journal:<variant>`);
+- a spec a plug-in owns (`SystemPlugin.owns_spec`: its reference's spelling, `reference.lantern`, and its
+  catalogue's, `known_bad.<system>:<variant>`, with any `implementations.spec_prefixes` it adds);
 - anything else belongs to the one system whose plug-in resolves it (a bare module with the journal's four
   functions is the journal's, as it always was, because the journal's `resolve` takes it, not because the core
   prefers a system: `system_of_spec`). A spec no system claims or resolves is an error that lists every

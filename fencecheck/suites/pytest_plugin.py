@@ -59,7 +59,7 @@ from fencecheck.emulator.lifecycle import (
     set_parent_death_signal,
     start_emulator,
 )
-from fencecheck.plugin.registry import SYSTEM_NAMES
+from fencecheck.plugin.registry import SYSTEM_NAMES, system_names
 from fencecheck.problems import KINDS_PROPERTY as PROBLEM_KINDS_PROPERTY  # the gate reads it back from JUnit
 from fencecheck.problems import kinds_of, problems_in
 from fencecheck.suites import hypothesis_profiles
@@ -230,6 +230,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except hypothesis_profiles.UnknownProfile as error:
         raise pytest.UsageError(str(error)) from None
     hypothesis_profiles.select(name, load=option is None)
+    try:  # the registry, read here (not in an option's help): a bad $FENCECHECK_PLUGINS entry is a usage error
+        system_names()
+    except errors.FencecheckError as error:
+        raise pytest.UsageError(str(error)) from None
     _only_system(config)  # a misspelt system name stops the run before anything is collected
     _configure_emulator(config)
 
@@ -285,7 +289,7 @@ def _add_selection_options(parser: pytest.Parser) -> None:
     parser.addoption(
         ONLY_SYSTEM_OPTION, metavar="NAME", default=None,
         help=f"deselect the tests marked {SYSTEM_MARKER}(<another system>): a gate against one system's "
-        f"implementation runs its system's tests only (systems: {', '.join(SYSTEM_NAMES)})",
+        "implementation runs its system's tests only (NAME: a registered system's name)",
     )
     parser.addoption(
         WITHOUT_CATALOGUES_OPTION, action="store_true", default=False,

@@ -10,6 +10,8 @@ import textwrap
 
 from hypothesis import HealthCheck, settings
 
+from fencecheck.plugin.registry import ENV_PLUGINS
+from fencecheck.plugin.specs import ENV_SYSTEM
 from fencecheck.suites import hypothesis_profiles
 
 
@@ -37,7 +39,9 @@ def test_a_pytest_run_without_a_profile_has_no_deadline(tmp_path):
         def test_slow(n):
             time.sleep(0.3)  # the slow example under test, not synchronisation
     """))
-    env_free = {k: v for k, v in os.environ.items() if k != hypothesis_profiles.ENV_PROFILE}
+    # Nothing of the outer run's selection: a profile, or a plug-in registered from a path this run cannot import.
+    outer = (hypothesis_profiles.ENV_PROFILE, ENV_PLUGINS, ENV_SYSTEM)
+    env_free = {k: v for k, v in os.environ.items() if k not in outer}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider", "-p",
          "fencecheck.suites.pytest_plugin",

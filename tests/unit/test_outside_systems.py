@@ -6,6 +6,9 @@ SystemPlugin, are clear errors (no emulator: the registry and the CLI's argument
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +91,22 @@ def test_an_entry_point_without_a_colon_says_what_was_expected(monkeypatch):
     assert str(raised.value) == (
         f"the entry point toy = {__name__!r} (group 'fencecheck.systems'): expected module:attribute naming a "
         "fencecheck.plugin.SystemPlugin object (e.g. mypackage.plugin:MY_SYSTEM).")
+
+
+def test_a_pytest_run_with_a_bad_environment_entry_stops_with_a_usage_error_naming_it(tmp_path):
+    """The suites read the registry when pytest is configured: a $FENCECHECK_PLUGINS entry naming nothing is
+    pytest's usage error (exit 4) with the registry's message, not a traceback out of an option's help."""
+    test = tmp_path / "test_nothing.py"
+    test.write_text("def test_nothing():\n    assert True\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider", "-p",
+         "fencecheck.suites.pytest_plugin", "--rootdir", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={**os.environ, ENV_PLUGINS: "fencecheck.errors:MISSING"})
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
+    assert ("ERROR: $FENCECHECK_PLUGINS entry 'fencecheck.errors:MISSING': module fencecheck.errors has no "
+            "attribute 'MISSING'") in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
 
 def test_a_bad_environment_entry_is_named_as_such(monkeypatch):

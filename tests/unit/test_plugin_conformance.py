@@ -19,10 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fencecheck.plugin.suite_parts as suite_parts
+from fencecheck.checker.history import NO_RETURN, Call, Definite, History, Indefinite
 from fencecheck.parallel import programs
 from fencecheck.plugin.records import SystemPlugin, accepts_attempt_log, load_part
 from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 from fencecheck.plugin.specs import system_of_spec
+from fencecheck.schemas import history_problems
 from stateful_tests.known_bad_support import MachineCatalogue
 from stateful_tests.machine_runner import BoundToEmulator
 
@@ -83,6 +85,32 @@ def test_operations_round_trip_through_json(name):
             "history_header_keys does not declare")
         whole = json.loads(json.dumps({**header, "entries": entries}))  # plain JSON, through a real encoding
         assert system.ops_from_json(whole, whole["entries"]) == ops
+
+    check()
+
+
+@SYSTEMS
+def test_its_histories_are_read_back_and_validate_against_the_history_schema(name):
+    """A history of its operations, as `fencecheck check` reads it: each call answered by the model (a fault left
+    unanswered), with the final documents, written by `History.dumps`, validates against the shipped JSON Schema
+    (docs/history-format.md) and is read back equal."""
+    system = plugin(name)
+
+    @SAMPLES
+    @given(_sample_ops(system))
+    def check(ops):
+        state, calls = system.initial_state(), []
+        for index, op in enumerate(ops):
+            state, result = system.step(state, op)
+            answer = result.output if result.ok else result.code
+            outcome = Indefinite(NO_RETURN) if answer is None else Definite(answer)
+            calls.append(Call(index, f"caller-{index}", op, 10 * index, None if answer is None else 10 * index + 5,
+                              outcome))
+        partitions = sorted({system.partition_of(op) for op in ops})
+        history = History(calls, {key: system.documents_of(state, key) for key in partitions}, system=name)
+        data = json.loads(history.dumps())
+        assert history_problems(data) == [], f"{name}: a history of {[system.describe_op(op) for op in ops]}"
+        assert History.from_json(data) == history
 
     check()
 

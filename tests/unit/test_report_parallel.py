@@ -113,7 +113,8 @@ def test_a_contended_reference_run_fails_the_verdict_for_contention(tmp_path):
 # --- every system ------------------------------------------------------------------------------------------
 
 
-def test_each_system_s_runs_and_variants_are_collected_and_shown(tmp_path):
+def test_each_system_s_runs_and_variants_are_collected_and_shown(tmp_path, no_system_environment):
+    # The built-in systems' runs, and no system from outside registered (its programs would be "not run").
     run = _run(tmp_path, runs=(PASSING, LANTERN_PASSING, GATEWAY_PASSING), variants=(CAUGHT, LANTERN_CAUGHT))
     section = run.parallel
     assert section.systems == ("gateway", "journal", "lantern")

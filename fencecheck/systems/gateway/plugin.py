@@ -385,10 +385,8 @@ GATEWAY = SystemPlugin(
         read_set=read_set,
         clock_of=_clock_of,
         error_code=_error_code,
-        spec_of=lambda impl: impl.name,
         describe_impl=lambda impl: (("the gateway reference" if impl is REFERENCE_GATEWAY else impl.name)
                                     if isinstance(impl, GatewaySystem) else None),
-        spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
         is_fault=lambda op: isinstance(op, InjectFault),
         commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
     ),

@@ -280,8 +280,6 @@ JOURNAL = SystemPlugin(
         error_code=_error_code,
         spec_of=lambda impl: impl.module,
         describe_impl=describe_impl,
-        # Its own prefixes; a bare module no plug-in owns is its too when its resolve takes it.
-        spec_prefixes=(REFERENCE.module, "known_bad.journal:", "journal:exec:"),
         is_fault=lambda op: isinstance(op, InjectFault),
         commit_fails=lambda op: bool(getattr(op, "commit_fails", False)),
         response_lost=lambda op: bool(getattr(op, "response_lost", False)),

@@ -253,10 +253,8 @@ LANTERN = SystemPlugin(
         write_partition=write_project,
         clock_of=_clock_of,
         error_code=_error_code,
-        spec_of=lambda impl: impl.name,
         describe_impl=lambda impl: (("the lantern reference" if impl is REFERENCE_LANTERN else impl.name)
                                     if isinstance(impl, LanternSystem) else None),
-        spec_prefixes=(REFERENCE_SPEC, VARIANT_PREFIX),
         is_fault=lambda op: isinstance(op, InjectFault),
         response_lost=lambda op: bool(getattr(op, "response_lost", False)),
     ),
