@@ -2,10 +2,10 @@
 
 For each variant:
 
-1. the fixed race scenarios (race_tests/scenarios.py, 24-way), each `--races-repeat` times, run against the
-   variant with `race_tests.scenarios.execute(..., system=...)` and judged as the race suite judges them
+1. the fixed race scenarios (tests/systems/journal/races.py, 24-way), each `--races-repeat` times, run against the
+   variant with `tests.systems.journal.races.execute(..., system=...)` and judged as the race suite judges them
    (checker verdict, structural invariants, the seed's promise): the scenarios that fail on it;
-2. the sequential lockstep state machine (stateful_tests/journal_machine.py) under the `ci` profile (or
+2. the sequential lockstep state machine (tests/systems/journal/machine.py) under the `ci` profile (or
    `--profile`), as stateful_tests/test_known_bad.py runs it: caught (a lockstep mismatch) or survived.
    A concurrent variant must survive it: it behaves like the reference when calls run one at a time.
 
@@ -39,7 +39,7 @@ from fencecheck.runners.contest_results import write_json  # noqa: E402
 from fencecheck.runners.lockstep import LockstepMismatch  # noqa: E402
 from fencecheck.suites import hypothesis_profiles  # noqa: E402
 from known_bad.journal import CONCURRENT_VARIANTS, variant  # noqa: E402
-from race_tests.scenarios import SCENARIOS, execute  # noqa: E402
+from tests.systems.journal.races import SCENARIOS, execute  # noqa: E402
 
 
 def races(emulator, api, repeat: int, token: str, counter: list[int]) -> dict[str, list[str]]:

@@ -35,8 +35,9 @@ from fencecheck.problems import ProblemKind  # noqa: E402
 from fencecheck.systems.journal.plugin import REFERENCE as JOURNAL_REFERENCE  # noqa: E402
 from fencecheck.systems.journal.plugin import ReferenceAPI  # noqa: E402
 from fencecheck.systems.lantern.plugin import LANTERN  # noqa: E402
-from race_tests import lantern_scenarios, scenarios  # noqa: E402
 from race_tests.race_known_bad import findings_of  # noqa: E402
+from tests.systems.journal import races as scenarios  # noqa: E402
+from tests.systems.lantern import races as lantern_scenarios  # noqa: E402
 
 COUNTEREXAMPLES = ROOT / "counterexamples" / "degree-bench"
 

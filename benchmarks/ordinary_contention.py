@@ -1,7 +1,7 @@
 """Measure what the emulator's lock timeout does to a journal that retries an abort at once (issue 22).
 
 Races N callers (default 24 and 8) of one journal race scenario (default `distinct_holder_first_acquire`,
-race_tests/scenarios.py: one registered command, N distinct holders take its first lease) through
+tests/systems/journal/races.py: one registered command, N distinct holders take its first lease) through
 `fencecheck.runners.contest.run_contest`, as the race suite does (whole-call retries included), against two systems:
 
 - the reference (reference/journal/runner.py: wall-clock retry rounds, read-only looks);
@@ -45,7 +45,7 @@ from fencecheck.emulator.lifecycle import (  # noqa: E402
 from fencecheck.runners.contest import ContestRun, Ids, RacerRecord, run_contest  # noqa: E402
 from fencecheck.runners.contest_results import contest_result  # noqa: E402
 from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE  # noqa: E402
-from race_tests.scenarios import BY_NAME  # noqa: E402
+from tests.systems.journal.races import BY_NAME  # noqa: E402
 
 ORDINARY_SPEC = "tests.fakes.ordinary_journal"
 SYSTEMS = {"reference": REFERENCE, "ordinary": JOURNAL.resolve(ORDINARY_SPEC)}

@@ -37,7 +37,7 @@ from fencecheck.emulator.lifecycle import (  # noqa: E402
     project_id_for,
 )
 from fencecheck.runners.contest_results import ScenarioResult, write_json  # noqa: E402
-from race_tests.scenarios import BY_NAME, SCENARIOS, execute  # noqa: E402
+from tests.systems.journal.races import BY_NAME, SCENARIOS, execute  # noqa: E402
 
 MEDIAN_TARGET_S = 10.0
 MAX_TARGET_S = 30.0

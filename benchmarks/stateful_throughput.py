@@ -55,8 +55,8 @@ from fencecheck.emulator.lifecycle import (  # noqa: E402
     project_id_for,
 )
 from stateful_tests import machine_runner  # noqa: E402
-from stateful_tests.journal_machine import JournalMachine  # noqa: E402
 from stateful_tests.machine_runner import run_machine  # noqa: E402
+from tests.systems.journal.machine import JournalMachine  # noqa: E402
 
 TARGET_RATIO = 0.6
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

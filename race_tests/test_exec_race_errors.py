@@ -14,8 +14,8 @@ import pytest
 
 from fencecheck.runners.contest import Ids
 from race_tests.race_known_bad import judge_variant
-from race_tests.scenarios import BY_NAME
 from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
+from tests.systems.journal.races import BY_NAME
 
 pytestmark = [pytest.mark.system("journal"), pytest.mark.catalogue]  # the gate deselects both (--only-system)
 

@@ -1,5 +1,5 @@
 """Every registered system's race scenarios (the module its plug-in's `SuiteParts.races` names: the journal's
-race_tests/scenarios.py, the lantern's lantern_scenarios.py, the gateway's gateway_scenarios.py) through the
+tests/systems/<system>/races.py) through the
 contest runner (fencecheck/runners/contest.py), parametrized as `[<system>-<scenario>]` (and `-r<repeat>`), each marked
 with its system (--only-system deselects the others). Each run is judged by the linearizability checker against
 the final stored documents, by the system's invariants (its race module's `INVARIANTS`: the plug-in's structural

@@ -9,11 +9,12 @@ environment; an unknown name is a usage error:
     FENCECHECK_DERANDOMIZE=1 .venv/bin/python -m pytest stateful_tests      # any profile, derandomized
 
 Each registered system's lockstep machine is the module its plug-in names (`SuiteParts.machine`, a module whose
-name does not match test_*.py): collected here, with no list of systems of its own. A machine module of this
-directory is collected as this directory's (`stateful_tests/journal_machine.py::TestJournalLockstep::runTest`); one
-of a system from outside (`examples/cas_register/machine.py`) is collected with this directory too, under its own
-path (`examples/cas_register/machine.py::TestCasRegisterMachine::runTest`), so `pytest stateful_tests` and the
-gate's stateful suite run it. A system that names no machine fails test_suite_parts.py.
+name does not match test_*.py), with any further tests on it (`SuiteParts.machine_tests`): collected here, with no
+list of systems of its own. The built-in systems' live with each system's own tests
+(`tests/systems/journal/machine.py::TestJournalLockstep::runTest`), a system from outside's in its folder
+(`examples/cas_register/machine.py::TestCasRegisterMachine::runTest`); each is collected with this directory,
+under its own path, so `pytest stateful_tests` and the gate's stateful suite run it (a machine module placed in
+this directory is collected as this directory's). A system that names no machine fails test_suite_parts.py.
 
 Each test process writes the transitions its machines exercised to
 `artifacts/coverage/<system>-transitions-<worker>.json` (`journal`, `lantern`, `gateway`; `gw0`, `gw1`, ... under
@@ -39,22 +40,26 @@ HERE = Path(__file__).parent.resolve()
 
 @functools.cache
 def machine_files() -> frozenset[Path]:
-    """The registered systems' machine modules (test modules whose names do not match test_*.py), wherever they
-    are, found without importing them."""
-    found = (suite_parts.module_file(plugin(name).suites.machine) for name in suite_parts.with_part("machine"))
+    """The registered systems' machine modules and the further tests on their machines (`SuiteParts.machine`,
+    `machine_tests`: test modules whose names do not match test_*.py), wherever they are, found without importing
+    them."""
+    named = [part for name in suite_parts.with_part("machine")
+             for part in (plugin(name).suites.machine, *plugin(name).suites.machine_tests)]
+    found = (suite_parts.module_file(where) for where in named)
     return frozenset(path for path in found if path is not None)
 
 
 def outside_machine_files() -> tuple[Path, ...]:
-    """The machine modules outside this directory (systems registered from outside the package), by path."""
+    """The machine modules outside this directory (every built-in system's, under tests/systems/, and those of
+    systems from outside the package), by path."""
     return tuple(sorted(path for path in machine_files() if path.parent != HERE))
 
 
 class OutsideMachines(pytest.File):
-    """The machine modules of systems from outside, collected with this directory (on its conftest.py, which
-    every collection of the directory walks): a file collected by pytest only from the directories it walks would
-    otherwise never be, since no test path holds an outside system's folder. Each module keeps its own path
-    as its node id. A module named on the command line is pytest's own to collect (never twice)."""
+    """The machine modules outside this directory, collected with it (on its conftest.py, which every collection
+    of the directory walks): pytest alone would never collect them, since they are not test_*.py modules and no
+    test path holds an outside system's folder. Each module keeps its own path as its node id. A module named on
+    the command line is pytest's own to collect (never twice)."""
 
     def collect(self):
         for path in outside_machine_files():

@@ -42,7 +42,6 @@ import fencecheck.plugin.suite_parts as suite_parts
 from fencecheck.plugin.registry import plugin
 from fencecheck.systems.journal.plugin import ReferenceAPI
 from known_bad.journal import Variant
-from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import (
     TINY,
     MachineCatalogue,
@@ -54,6 +53,7 @@ from stateful_tests.known_bad_support import (
 )
 from stateful_tests.known_bad_support import minimize as minimize  # where tests/unit has always found it
 from tests.fakes.misbehaving_exec import MISBEHAVIOURS, VERDICTS, misbehaving_journal
+from tests.systems.journal.machine import JournalMachine
 
 # The gate deselects the catalogue (--without-catalogues) and each test of another system (--only-system: each is
 # marked with its system).

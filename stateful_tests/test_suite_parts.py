@@ -39,3 +39,8 @@ def test_every_registered_system_has_a_machine_this_suite_collects(name):
     assert test_case.__name__.startswith("Test"), f"{where}: pytest collects only classes named Test*"
     assert test_case.machine.plugin is system, (
         f"{where} drives {test_case.machine.plugin.name}'s machine, not {name}'s: fix {name}'s SuiteParts.machine")
+    for module in system.suites.machine_tests:  # further tests on the machine, collected with it
+        path = suite_parts.module_file(module)
+        assert path is not None, f"{name}'s machine test module {module!r}: no such module; fix its SuiteParts"
+        assert path in machine_files() and not fnmatch.fnmatch(path.name, "test_*.py"), (
+            f"{name}'s machine test module {path.name}: expected a module this suite collects, not named test_*.py")

@@ -91,8 +91,12 @@ class SuiteParts:
     that quietly never ran."""
 
     # "module:Class": its lockstep machine's TestCase (a `stateful_tests.machine_runner.BoundToEmulator`), in a
-    # module of stateful_tests/, which stateful_tests/conftest.py collects (the name does not match test_*.py).
+    # module of the system's own tests (tests/systems/<system>/machine.py), which stateful_tests/conftest.py
+    # collects wherever it is (the name does not match test_*.py, so no other suite collects it).
     machine: str | None = None
+    # "module"s of further tests on its machine that the stateful suite collects with it (their lockstep steps
+    # count towards its transition coverage), named like the machine's module, not test_*.py.
+    machine_tests: tuple[str, ...] = ()
     # "module:attribute": how its machine runs the known-bad catalogue (a
     # `stateful_tests.known_bad_support.MachineCatalogue`), for stateful_tests/test_known_bad.py.
     machine_known_bad: str | None = None

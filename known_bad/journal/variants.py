@@ -4,8 +4,8 @@ A variant rewrites one function of its own copy of `reference/journal` (see `kno
 `original` is a block of whole lines of that function, `broken` replaces it (the bug is commented in place).
 `rule` is the model transition (`model.journal.TRANSITION_IDS`) whose row the bug breaks, with `:aspect`
 when two variants break different aspects of one row. `witness` is a short program on which the model and
-the variant first disagree at its last step (tests/unit/test_known_bad_catalogue.py checks that on the
-in-memory fake Firestore); the stateful machines have to find such a program on their own.
+the variant first disagree at its last step (tests/systems/journal/test_journal_known_bad_catalogue.py checks
+that on the in-memory fake Firestore); the stateful machines have to find such a program on their own.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ What a lantern system is: a module with the six operations (`light_lantern`, `ac
 (`SYSTEM_SPEC`), as the journal's variants are named `known_bad.journal:<name>`.
 
 Every variant names the seed scenario that must catch it (`scenario`, run by
-tests/emulator/test_lantern_known_bad.py) and the property that fails there (`failing_property`). The
+tests/systems/lantern/test_lantern_known_bad.py) and the property that fails there (`failing_property`). The
 catalogue itself is in `known_bad/lantern/variants.py`.
 """
 

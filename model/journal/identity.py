@@ -4,7 +4,7 @@ vectors in tests/vectors/identity-golden.json): pure functions of their argument
 The model's own copy, written from the contract rather than imported from `reference.journal.identity`: the
 specification must not depend on the code it checks, or a wrong formula in the reference would be the
 model's too and no lockstep run could see it. Both copies are pinned to the same golden vectors,
-independently (tests/unit/test_identity_golden.py runs every vector against each side).
+independently (tests/systems/journal/test_journal_identity_golden.py runs every vector against each side).
 
 The contract:
 

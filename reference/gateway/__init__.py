@@ -2,7 +2,8 @@
 
 Ten keyword-only operations; outputs are frozen `GatewayOutput`s (`to_json()` in the contract's key order),
 errors one immutable `GatewayError` with a fixed code. The retry discipline is the command journal's runner.
-Nothing here imports `model/`: the model is what this is checked against (tests/emulator/test_gateway_reference.py).
+Nothing here imports `model/`: the model is what this is checked against
+(tests/systems/gateway/test_gateway_reference.py).
 """
 
 from .api import (

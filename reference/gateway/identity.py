@@ -1,5 +1,5 @@
 """Identity digests and paths (docs/gateway-contract.md, "Identity", "Documents"): the reference's own copy,
-pinned to tests/vectors/gateway-identity-golden.json by tests/unit/test_gateway_reference_parts.py.
+pinned to tests/vectors/gateway-identity-golden.json by tests/systems/gateway/test_gateway_reference_parts.py.
 
 Own copy rather than `model.gateway.identity`: the reference imports nothing from the model it is checked
 against, so a wrong formula in either one is a lockstep disagreement, not a shared blind spot."""

@@ -20,8 +20,8 @@ from fencecheck.systems.journal.plugin import JOURNAL
 from fencecheck.systems.lantern.plugin import LANTERN
 from known_bad.journal import system, variant
 from model.lantern import CreateVenue, DeleteVenue, Light
-from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
-from race_tests.scenarios import BY_NAME, execute
+from tests.systems.journal.races import BY_NAME, execute
+from tests.systems.lantern.races import BY_NAME as LANTERN_SCENARIOS
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 

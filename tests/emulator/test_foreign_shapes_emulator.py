@@ -17,8 +17,8 @@ from fencecheck.plugin.records import UndeclaredError
 from fencecheck.runners.lockstep import Lockstep
 from fencecheck.systems.journal.plugin import resolve_system
 from stateful_tests import machine_runner
-from stateful_tests.journal_machine import JournalMachine
 from tests.fakes import frozen_journal
+from tests.systems.journal.machine import JournalMachine
 
 pytestmark = pytest.mark.emulator
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, settings
 
 from fencecheck.systems.journal.plugin import REFERENCE
 from stateful_tests import known_bad_support, machine_runner
-from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import ROUNDS, Target, catch
+from tests.systems.journal.machine import JournalMachine
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 

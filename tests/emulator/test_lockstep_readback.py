@@ -25,7 +25,7 @@ from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
 from fencecheck.systems.journal.store import key_of, read_key_scope
 from model.journal import Acquire, CommandRef, FaultKind, InjectFault, Register
 from reference.journal.identity import audit_path, lifecycle_path, root_path
-from stateful_tests.journal_machine import JournalMachine
+from tests.systems.journal.machine import JournalMachine
 
 pytestmark = pytest.mark.emulator
 

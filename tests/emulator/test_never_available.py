@@ -12,9 +12,11 @@ from fencecheck.checker.known_bad_verdict import CAUGHT
 from fencecheck.problems import ProblemKind
 from fencecheck.systems.gateway.plugin import GATEWAY as GATEWAY_PLUGIN
 from fencecheck.systems.lantern.plugin import LANTERN as LANTERN_PLUGIN
-from race_tests import gateway_scenarios, lantern_scenarios, scenarios
 from race_tests.race_known_bad import findings_of, judge_variant
 from tests.fakes import unavailable
+from tests.systems.gateway import races as gateway_scenarios
+from tests.systems.journal import races as scenarios
+from tests.systems.lantern import races as lantern_scenarios
 
 pytestmark = pytest.mark.emulator
 

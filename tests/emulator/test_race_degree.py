@@ -13,8 +13,8 @@ import reference
 from fencecheck.runners.contest import Ids
 from fencecheck.runners.contest_results import execute_contest
 from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
-from race_tests.scenarios import BY_NAME
 from reference import CommandJournalError
+from tests.systems.journal.races import BY_NAME
 
 pytestmark = [pytest.mark.emulator, pytest.mark.system("journal")]
 

@@ -20,8 +20,8 @@ from fencecheck.runners.contest import Ids, run_contest
 from fencecheck.runners.contest_results import contest_result
 from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE, ReferenceAPI
 from model.journal import Acquire, CommandRef, Register
-from race_tests.scenarios import BY_NAME
 from reference import CommandJournalError
+from tests.systems.journal.races import BY_NAME
 
 pytestmark = pytest.mark.emulator
 

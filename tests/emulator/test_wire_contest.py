@@ -21,7 +21,7 @@ from fencecheck.wire import NO_FAULTS
 from fencecheck.wire import proxy as proxy_module
 from fencecheck.wire.lanes import WireLanes
 from model.journal import Acquire, CommandRef, Register
-from race_tests.scenarios import BY_NAME
+from tests.systems.journal.races import BY_NAME
 
 pytestmark = pytest.mark.emulator
 

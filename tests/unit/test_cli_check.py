@@ -22,7 +22,7 @@ from fencecheck.systems.journal.plugin import JOURNAL
 from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import CreateVenue, Extinguish, Light
-from race_tests.scenarios import BY_NAME
+from tests.systems.journal.races import BY_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -175,7 +175,7 @@ def test_the_gate_leaves_the_harness_s_own_process_tests_to_run_tests():
 
     unit, emulator = (next(s for s in cli.SUITES if s.name == n) for n in ("unit", "emulator"))
     gated = files(*unit.args) | files(*emulator.args)
-    everything = files("tests/unit", "tests/emulator", "--ignore=tests/emulator/test_rules.py")
+    everything = files("tests/unit", "tests/emulator", "tests/systems", "--ignore=tests/emulator/test_rules.py")
     assert everything - gated == {
         "tests/emulator/test_cli_emulator_service.py", "tests/emulator/test_cli_replay_on_emulator.py",
         "tests/emulator/test_emulator_lifecycle.py", "tests/emulator/test_emulator_start_beside_grpc.py",
@@ -183,7 +183,9 @@ def test_the_gate_leaves_the_harness_s_own_process_tests_to_run_tests():
         "tests/emulator/test_gate_signals.py", "tests/emulator/test_known_bad_rounds.py",
         "tests/unit/test_cli_gate.py", "tests/unit/test_progress.py", "tests/unit/test_run_token.py",
     }
-    assert {"tests/emulator/test_registration_emulator.py", "tests/unit/test_model_laws.py"} <= gated
+    # each system's own tests are the unit suite's or the emulator suite's, by their emulator mark, never both
+    assert "tests/systems/journal/test_journal_registration_emulator.py" in files(*emulator.args) - files(*unit.args)
+    assert "tests/systems/journal/test_journal_laws.py" in files(*unit.args) - files(*emulator.args)
 
 
 def test_an_unknown_system_name_is_a_usage_error():
@@ -254,7 +256,7 @@ class FakeEmulator:
 
 
 STATEFUL_FAILURE = """<testsuites><testsuite name="pytest">
-<testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
+<testcase classname="tests.systems.journal.machine.TestJournalLockstep" name="runTest" time="3.0">
 <properties><property name="fencecheck_problem_kinds" value="contract"/></properties>
 <failure message="fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(...)">self = x
 E           fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 2: complete(cmd=3e4fec9f)
@@ -334,7 +336,7 @@ def test_a_contract_failure_without_a_counterexample_cannot_be_replayed(tmp_path
     out = capsys.readouterr().out
     assert code == 1 and replays == []
     assert (f"{FAST_VARIANT} ERROR: the failure did not replay against the variant (no counterexample to replay for "
-            f"stateful_tests.journal_machine") in out
+            f"tests.systems.journal.machine") in out
 
 
 def test_a_signal_during_the_replays_ends_with_incomplete_evidence_and_143(tmp_path, capsys, monkeypatch):
@@ -417,7 +419,7 @@ def test_a_variant_nothing_catches_is_called_survived_and_exits_1(tmp_path, caps
 # A stateful suite whose machine hit a step where the variant raised NameError (its LockstepMismatch recorded the
 # kind crash), and a race test that crashed in the harness (it recorded nothing): neither is the contract's.
 CRASHES = """<testsuites><testsuite name="pytest">
-<testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0">
+<testcase classname="tests.systems.journal.machine.TestJournalLockstep" name="runTest" time="3.0">
 <properties><property name="fencecheck_problem_kinds" value="crash"/></properties>
 <failure message="fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(...)">self = x
 E           fencecheck.runners.lockstep.LockstepMismatch: lockstep mismatch at step 1: register(cmd=3e4fec9f at T+0s)
@@ -522,7 +524,7 @@ def test_help_lists_the_new_commands(capsys):
 # --- --system: an implementation other than the reference ---------------------------------------------------
 
 PASSING = """<testsuites><testsuite name="pytest">
-<testcase classname="stateful_tests.journal_machine.TestJournalLockstep" name="runTest" time="3.0"/>
+<testcase classname="tests.systems.journal.machine.TestJournalLockstep" name="runTest" time="3.0"/>
 </testsuite></testsuites>
 """
 

@@ -20,7 +20,7 @@ from fencecheck.runners.counterexamples import write_counterexample
 from fencecheck.runners.replay_contest import load_contest
 from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
 from known_bad.journal import variant
-from race_tests.scenarios import BY_NAME
+from tests.systems.journal.races import BY_NAME
 
 VARIANT = "earlier-clock-finishes"
 

@@ -28,8 +28,8 @@ from fencecheck.runners.contest_simulation import simulate_contest, simulate_in_
 from fencecheck.systems.journal.plugin import JOURNAL
 from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import Acquire, Register
-from race_tests.lantern_scenarios import BY_NAME as LANTERN_BY_NAME
-from race_tests.scenarios import BY_NAME, WIDTH
+from tests.systems.journal.races import BY_NAME, WIDTH
+from tests.systems.lantern.races import BY_NAME as LANTERN_BY_NAME
 
 UNAVAILABLE = Indefinite("journal_unavailable")
 HOLDERS = ("7c9e6679-7425-40de-944b-e07fc1f90ae7", "886313e1-3b8a-4372-9b90-0c9aee199e5d")

@@ -24,8 +24,8 @@ from reference.journal.errors import CommandJournalError
 from tests.fakes import FakeFirestore, unavailable
 from tests.fakes.ordinary_lantern import ORDINARY_LANTERN
 from tests.fakes.sdk_runner import MAX_ATTEMPTS
-from tests.unit.gateway_builders import REF, UNDECLARED, begin, claim
-from tests.unit.journal_builders import LEASE_A, REF_A, T0, T1
+from tests.systems.gateway.builders import REF, UNDECLARED, begin, claim
+from tests.systems.journal.builders import LEASE_A, REF_A, T0, T1
 
 ORDINARY_JOURNAL_SPEC = "tests.fakes.ordinary_journal"
 COMMAND = CommandRef.from_inputs(environment="test", caller_scope={"kind": "firebase_uid", "value": "uid-alice"},

@@ -31,8 +31,10 @@ from fencecheck.schemas import HISTORY_SCHEMA, history_problems, history_schema
 from model import gateway as gw
 from model import journal as jn
 from model import lantern as ln
-from race_tests import gateway_scenarios, lantern_scenarios, scenarios
-from tests.unit import gateway_builders as gb
+from tests.systems.gateway import builders as gb
+from tests.systems.gateway import races as gateway_scenarios
+from tests.systems.journal import races as scenarios
+from tests.systems.lantern import races as lantern_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "histories").glob("*.json"))

@@ -16,8 +16,8 @@ import pytest
 
 from reference import CommandJournalError
 from tests.fakes import FakeFirestore
-from tests.unit.journal_builders import CMD, COMMAND_ID, LEASE_A, OPERATIONS, REF_A, T0, T1, answer, call, seed
-from tests.unit.journal_builders import lifecycle_docs as _lifecycle_docs
+from tests.systems.journal.builders import CMD, COMMAND_ID, LEASE_A, OPERATIONS, REF_A, T0, T1, answer, call, seed
+from tests.systems.journal.builders import lifecycle_docs as _lifecycle_docs
 
 ALL_OPS = OPERATIONS
 LEASE_OPS = ("acquire", "complete", "fail")

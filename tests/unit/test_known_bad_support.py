@@ -11,7 +11,7 @@ from fencecheck.runners.lockstep import LockstepMismatch
 from fencecheck.systems.lantern.plugin import LANTERN
 from known_bad.journal import VARIANTS as JOURNAL_VARIANTS
 from stateful_tests.known_bad_support import known_bad_machine
-from tests.lantern_story import T0
+from tests.systems.lantern.story import T0
 
 
 class Detected(AssertionError):

@@ -1,5 +1,5 @@
 """The contest runner's pure parts (fencecheck/runners/contest.py) and the lantern race scenarios
-(race_tests/lantern_scenarios.py), without the emulator.
+(tests/systems/lantern/races.py), without the emulator.
 
 - contests are validated; racing, whole-call retries, call records and harness problems work on a fake
   implementation that needs no Firestore;
@@ -53,8 +53,8 @@ from fencecheck.systems.lantern.plugin import LANTERN, LanternSystem
 from known_bad.lantern import VARIANTS
 from model.journal import Acquire, CommandRef, Register
 from model.lantern import Extinguish, FaultKind, InjectFault, Light, documents, step
-from race_tests.lantern_scenarios import BY_NAME, SCENARIOS, WIDTH, LanternScenario, structural_problems
-from tests.emulator.lantern_support import AT_BAR, BAR, T0, US
+from tests.systems.lantern.races import BY_NAME, SCENARIOS, WIDTH, LanternScenario, structural_problems
+from tests.systems.lantern.support import AT_BAR, BAR, T0, US
 
 ids_of = [s.name for s in SCENARIOS]
 # Well inside DEFAULT_BUDGET: a scenario whose worst order costs more than this is too wide for the checker.

@@ -7,8 +7,8 @@ in both, and no lockstep run could see it. So no module under model/ imports ref
 form (`import`, `from ... import`, inside a function, or `importlib.import_module("...")` with a literal
 name); each side keeps its own copy of what both need (identity: model/journal/identity.py and
 reference/journal/identity.py), and the golden vectors pin each copy on its own
-(tests/unit/test_identity_golden.py, tests/unit/test_gateway_identity.py). The converse holds too: the
-reference imports no model.
+(tests/systems/journal/test_journal_identity_golden.py, tests/systems/gateway/test_gateway_identity.py). The
+converse holds too: the reference imports no model.
 
 Read with `ast`, never by importing, so the test sees every import whether or not it would run.
 """

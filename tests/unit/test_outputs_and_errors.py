@@ -24,7 +24,7 @@ from reference import (
     RegistrationResult,
 )
 from tests.fakes import FakeFirestore
-from tests.unit.journal_builders import LEASE, T0, T1, Command, call, patch_backoff
+from tests.systems.journal.builders import LEASE, T0, T1, Command, call, patch_backoff
 
 # -- outputs ----------------------------------------------------------------------------------------------------------
 TC = T1 + timedelta(seconds=30)

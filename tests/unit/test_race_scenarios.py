@@ -33,9 +33,9 @@ from fencecheck.runners.contest_simulation import simulate_in_turn
 from fencecheck.systems.journal.plugin import JOURNAL, REFERENCE
 from fencecheck.systems.journal.structure import contest_problems, project_problems, structural_problems
 from model.journal import Acquire, InjectFault, JournalState, Register, documents_for, step
-from race_tests.scenarios import BY_NAME, SCENARIOS, T0, WIDTH, Caller, RacePlan, Scenario, key_of_run
 from reference import CommandJournalError
 from reference.journal.identity import audit_path, lifecycle_path, root_path
+from tests.systems.journal.races import BY_NAME, SCENARIOS, T0, WIDTH, Caller, RacePlan, Scenario, key_of_run
 
 SEED_SCENARIOS = {
     # seed 000, "Existing hosted emulator file"

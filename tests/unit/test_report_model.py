@@ -34,7 +34,7 @@ from fencecheck.suites import hypothesis_profiles
 from fencecheck.systems.lantern.plugin import LANTERN
 from model.journal import TRANSITIONS
 from model.lantern import TRANSITIONS as LANTERN_TRANSITIONS
-from race_tests.lantern_scenarios import BY_NAME as LANTERN_SCENARIOS
+from tests.systems.lantern.races import BY_NAME as LANTERN_SCENARIOS
 from tests.unit.report_support import ILLEGAL_RUN, copy_fixture, fixture_run, illegal_race, passing_run
 
 # --- codec -------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from reference.journal.runner import (
     run_transaction,
 )
 from tests.fakes import FakeFirestore, FakeFirestoreMisuse
-from tests.unit.journal_builders import (
+from tests.systems.journal.builders import (
     CMD,
     LEASE,
     LEASE_B,

@@ -1,5 +1,6 @@
-"""The test folders have no `__init__.py` (pytest's rootdir import mode), so two test modules with one
-basename clash at collection under xdist ("import file mismatch"), and only a full run shows it."""
+"""Most test folders have no `__init__.py` (pytest's rootdir import mode): there two test modules with one
+basename clash at collection under xdist ("import file mismatch"), and only a full run shows it. (tests/systems/ is
+a package, for its systems' modules of one name, machine.py and races.py; its test modules keep unique names too.)"""
 
 from __future__ import annotations
 

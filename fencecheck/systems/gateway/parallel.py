@@ -2,7 +2,7 @@
 structural check of a race (G-INV-1..12 on the stored documents at the end, G-INV-2/9/10 across the race:
 `fencecheck.systems.gateway.structure`, as the gateway's contests check).
 
-What makes the calls compete (the contract's races, race_tests/gateway_scenarios.py, in miniature), on one
+What makes the calls compete (the contract's races, tests/systems/gateway/races.py, in miniature), on one
 journal whose prefix is one of its lives' stages:
 
 - `begun`, `claimed` (owner-a's consume lease), `recovered` (owner-b took it over at the expiry), `consumed`,

@@ -413,9 +413,10 @@ GATEWAY = SystemPlugin(
     contest_problems=contest_problems,  # G-INV-1..12 on the stored documents after a race (structure.py)
     parallel=_parallel_spec,
     suites=SuiteParts(
-        machine="stateful_tests.gateway_machine:TestGatewayMachine",
-        machine_known_bad="stateful_tests.gateway_machine:KNOWN_BAD",
-        races="race_tests.gateway_scenarios",
+        machine="tests.systems.gateway.machine:TestGatewayMachine",
+        machine_tests=("tests.systems.gateway.machine_journeys",),
+        machine_known_bad="tests.systems.gateway.machine:KNOWN_BAD",
+        races="tests.systems.gateway.races",
         catalogue="known_bad.gateway",
         parallel_variants=lambda: ("claim_outside_the_transaction",),
     ),

@@ -304,9 +304,9 @@ JOURNAL = SystemPlugin(
     contest_problems=contest_problems,
     contest_expectations=contest_expectations,  # the contest's terminal events, only as the answers imply
     suites=SuiteParts(
-        machine="stateful_tests.journal_machine:TestJournalLockstep",
-        machine_known_bad="stateful_tests.journal_machine:KNOWN_BAD",
-        races="race_tests.scenarios",
+        machine="tests.systems.journal.machine:TestJournalLockstep",
+        machine_known_bad="tests.systems.journal.machine:KNOWN_BAD",
+        races="tests.systems.journal.races",
         catalogue="known_bad.journal",
         parallel_variants=parallel_variants,
     ),

@@ -1,7 +1,7 @@
 """The lantern's parallel programs (`fencecheck.parallel.ParallelSpec`): its strategy of contested calls and its
 structural check of a race (INV-1..5 and SHAPE on every stored document, `model.lantern.invariant_violations`).
 
-What makes the calls compete (the seed's races, race_tests/lantern_scenarios.py, in miniature):
+What makes the calls compete (the seed's races, tests/systems/lantern/races.py, in miniature):
 
 - the prefix opens the bar (and maybe the club) and lights a lantern there for alice and maybe bob, a second
   apart: a live lantern whose end the branches can fight over, and one whose counter must stay;
@@ -44,7 +44,7 @@ from model.lantern import (
 )
 
 SYSTEM = "lantern"
-T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)  # the lantern tests' clock origin (tests/emulator/lantern_support.py)
+T0 = datetime(2026, 3, 1, 20, 0, tzinfo=UTC)  # the lantern tests' clock origin (tests/systems/lantern/support.py)
 US = timedelta(microseconds=1)
 SECOND = timedelta(seconds=1)
 ACTIVE_FOR = timedelta(minutes=10)

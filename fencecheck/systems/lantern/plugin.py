@@ -238,7 +238,8 @@ LANTERN = SystemPlugin(
         describe_state=describe_state,
         answer_matches=exact_answer_matches,  # exact types (True is not 1) and key order, nested too
         # An error answer leaves every state unchanged; a success writes, or is the retry of a light whose lantern
-        # exists (lanterns are never deleted, so it stays a retry); tests/unit/test_lantern_model.py checks both.
+        # exists (lanterns are never deleted, so it stays a retry); tests/systems/lantern/test_lantern_model.py
+        # checks both.
         # Not a read of the active lanterns: one that retires nothing now can retire, with the same answer, a
         # lantern lit earlier in time by a call placed before it.
         commutes_when_read_only=lambda op: not isinstance(op, ReadActive),
@@ -265,9 +266,9 @@ LANTERN = SystemPlugin(
     known_bad_variants=known_bad_variants,
     parallel=_parallel_spec,
     suites=SuiteParts(
-        machine="stateful_tests.lantern_machine:TestLanternMachine",
-        machine_known_bad="stateful_tests.lantern_machine:KNOWN_BAD",
-        races="race_tests.lantern_scenarios",
+        machine="tests.systems.lantern.machine:TestLanternMachine",
+        machine_known_bad="tests.systems.lantern.machine:KNOWN_BAD",
+        races="tests.systems.lantern.races",
         catalogue="known_bad.lantern",
         # Not finding_3_venue_in_read_set: what it breaks is B1's promise that lights at one venue never abort, a
         # cost the checker does not judge (every history it makes is linearizable); the race suite's 24-way

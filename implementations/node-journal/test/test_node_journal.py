@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_support import (
+
+import reference
+from fencecheck.checker.history_codec import datetime_to_json
+from fencecheck.emulator.lifecycle import close_client
+from fencecheck.protocol.process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
+from tests.systems.journal.support import (
     FixedClock,
     assert_document,
     at,
@@ -34,11 +39,6 @@ from journal_support import (
     snapshot_documents,
     write_documents,
 )
-
-import reference
-from fencecheck.checker.history_codec import datetime_to_json
-from fencecheck.emulator.lifecycle import close_client
-from fencecheck.protocol.process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 
 NODE_JOURNAL = Path(__file__).resolve().parents[1]
 INSTALL_HINT = "run `npm ci --prefix implementations/node-journal` (Node 20 and npm needed)"
@@ -411,7 +411,7 @@ def test_an_eight_way_acquire_race_in_one_process_has_one_winner(
 # The runner on a stand-in db whose transactions only say whether they are read-only: a read-write attempt that
 # found unrecognized_record (its two batches served from two states: docs/journal-decisions.md, "Two-batch
 # reads") is rolled back as contention, and the look at once, one snapshot, answers; a look that finds the same
-# confirms it. The same rule as the Python runner (tests/unit/test_two_batch_reads.py).
+# confirms it. The same rule as the Python runner (tests/systems/journal/test_journal_two_batch_reads.py).
 _TWO_BATCH_SCRIPT = r"""
 'use strict';
 const { runTransaction } = require('./runner');

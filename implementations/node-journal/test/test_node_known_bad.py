@@ -18,8 +18,8 @@ from hypothesis import settings
 
 from fencecheck.plugin.registry import plugin
 from fencecheck.suites import hypothesis_profiles
-from stateful_tests.journal_machine import JournalMachine
 from stateful_tests.known_bad_support import Target, catch
+from tests.systems.journal.machine import JournalMachine
 
 # Relative to the project root, where pytest runs (`./run tests`), so a counterexample's command line is
 # the same on any checkout.

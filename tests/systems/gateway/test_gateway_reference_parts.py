@@ -1,9 +1,9 @@
 """The gateway reference's pure parts without an emulator (docs/gateway-contract.md): its document schema
 against the model's, the immutable error, input validation (before any Firestore call or clock reading),
 fail-closed record parsing, and its decisions beside the model's `step` on every state the model's steered
-generated runs reach (tests/unit/test_gateway_laws.py): same answer (exact JSON or code) and, when it writes,
+generated runs reach (tests/systems/gateway/test_gateway_laws.py): same answer (exact JSON or code) and, when it writes,
 the very record and event the model's documents hold. (Its identity copy is pinned to the golden vectors in
-tests/unit/test_gateway_identity.py, beside the model's.)"""
+tests/systems/gateway/test_gateway_identity.py, beside the model's.)"""
 
 from __future__ import annotations
 
@@ -27,8 +27,7 @@ from reference.gateway.api import prepare_call
 from reference.gateway.decide import decide
 from reference.gateway.records import EVENT_FIELDS, check_chain, parse_record
 from reference.gateway.records import RECORD_FIELDS as REFERENCE_RECORD_FIELDS
-from tests.gateway_lockstep import answer_of, model_answer, reference_call, typed_docs
-from tests.unit.gateway_builders import (
+from tests.systems.gateway.builders import (
     REF,
     T0,
     US,
@@ -42,11 +41,12 @@ from tests.unit.gateway_builders import (
     record,
     report,
 )
-from tests.unit.test_gateway_laws import runs, steered_run
+from tests.systems.gateway.lockstep import answer_of, model_answer, reference_call, typed_docs
+from tests.systems.gateway.test_gateway_laws import runs, steered_run
 
 # --- identity, schema, errors ---------------------------------------------------------------------------------
 # The reference's identity copy is pinned to the golden vectors beside the model's, each on its own, in
-# tests/unit/test_gateway_identity.py (test_identity_functions_reproduce_every_vector[reference]).
+# tests/systems/gateway/test_gateway_identity.py (test_identity_functions_reproduce_every_vector[reference]).
 
 
 def test_document_schema_is_the_models_field_for_field_in_order():

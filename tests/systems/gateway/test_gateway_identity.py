@@ -17,9 +17,9 @@ import pytest
 from model.gateway import GatewayState, JournalRef, documents, identity, owner_fingerprint_of, step
 from model.gateway.ops import Begin
 from reference.gateway import identity as reference_identity
-from tests.unit.gateway_builders import T0
+from tests.systems.gateway.builders import T0
 
-FILE = Path(__file__).parents[1] / "vectors" / "gateway-identity-golden.json"
+FILE = Path(__file__).parents[2] / "vectors" / "gateway-identity-golden.json"
 VECTORS = json.loads(FILE.read_text("utf-8"))["vectors"]
 IDS = [f"{v['input']['provider']}-{v['provider_input_digest'][:6]}" for v in VECTORS]
 HASH_KEYS = (

@@ -41,7 +41,7 @@ def test_an_unknown_variant_is_a_clear_error():
 def test_the_catalogue_has_ten_sequential_variants_the_machine_runs_and_names_its_concurrent_one():
     # Moved here from the machine's catalogue test (stateful_tests/test_known_bad.py runs every system's split):
     # the gateway's counts, which no emulator is needed to check.
-    from stateful_tests.gateway_machine import KNOWN_BAD
+    from tests.systems.gateway.machine import KNOWN_BAD
 
     sequential = tuple(v.name for v in VARIANTS if not v.concurrent)
     assert len(sequential) >= 10 and len(KNOWN_BAD.run) >= 8

@@ -12,8 +12,8 @@ import pytest
 from fencecheck.runners.lockstep import LockstepMismatch
 from fencecheck.systems.gateway.plugin import GATEWAY
 from known_bad.gateway import variant
-from stateful_tests import gateway_machine
-from stateful_tests.gateway_machine import STRIPE, X402, GatewayMachine
+from tests.systems.gateway import machine as gateway_machine
+from tests.systems.gateway.machine import STRIPE, X402, GatewayMachine
 
 pytestmark = pytest.mark.system("gateway")  # deselected by --only-system <another>
 

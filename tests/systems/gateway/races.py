@@ -39,7 +39,7 @@ from fencecheck.runners.contest_results import ScenarioResult, execute_contest
 from fencecheck.systems.gateway.plugin import GATEWAY
 from fencecheck.wire.mix import FaultMix
 from model.gateway import SETTLEMENT_WINDOW_MS, ms_time
-from tests.unit.gateway_builders import (
+from tests.systems.gateway.builders import (
     CHANGED_INPUT,
     MS,
     REF,
@@ -56,7 +56,7 @@ from tests.unit.gateway_builders import (
     reconcile,
     report,
 )
-from tests.unit.gateway_builders import record as record_consume
+from tests.systems.gateway.builders import record as record_consume
 
 ELECTION_WIDTH = 24  # the seed's contest width
 WIDTH = int(os.environ.get("FENCECHECK_GATEWAY_RACE_WIDTH", "8"))  # the other scenarios (module doc)

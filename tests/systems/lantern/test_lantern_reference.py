@@ -9,7 +9,7 @@ The seed's concurrency probes run at small width as plain tests: each collides o
 the lantern for ends and the guard for lights, which is what makes them valid on the serializing emulator.
 A contested pair costs one emulator lock timeout (~2 s) plus backoff. No `lantern_unavailable` is accepted.
 
-The calls, races and document helpers are tests/emulator/lantern_support.py's, with the system under test
+The calls, races and document helpers are tests/systems/lantern/support.py's, with the system under test
 passed explicitly (`REFERENCE_LANTERN` here); the known-bad catalogue's test uses the same helpers.
 """
 
@@ -40,7 +40,10 @@ from model.lantern import (
     write_set_violations,
 )
 from reference.lantern import AttemptLog
-from tests.emulator.lantern_support import (
+from tests.systems.lantern.story import H2 as STORY_H2
+from tests.systems.lantern.story import T0 as STORY_T0
+from tests.systems.lantern.story import every_reachable_transition
+from tests.systems.lantern.support import (
     AT_BAR,
     AT_CLUB,
     BAR,
@@ -59,9 +62,6 @@ from tests.emulator.lantern_support import (
     stored_documents,
     typed,
 )
-from tests.lantern_story import H2 as STORY_H2
-from tests.lantern_story import T0 as STORY_T0
-from tests.lantern_story import every_reachable_transition
 
 pytestmark = pytest.mark.emulator
 

@@ -8,7 +8,7 @@
   with it (only the journal runner it wraps and the trusted clock reader, by design), not even its LanternError;
 - the loader's new `package_name` keeps the journal's default.
 
-Whether each bug is caught is the emulator's job (tests/emulator/test_lantern_known_bad.py): the in-memory
+Whether each bug is caught is the emulator's job (tests/systems/lantern/test_lantern_known_bad.py): the in-memory
 fake Firestore has no Increment, batch or query, which every lantern scenario needs.
 """
 

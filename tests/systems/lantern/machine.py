@@ -70,7 +70,7 @@ from model.lantern import (
 from model.lantern.constants import EARTH_RADIUS_METERS
 from stateful_tests.known_bad_support import TINY, MachineCatalogue
 from stateful_tests.machine_runner import BoundToEmulator, end_example
-from tests.lantern_story import FAR, H2, T0, US, VENUES
+from tests.systems.lantern.story import FAR, H2, T0, US, VENUES
 
 pytestmark = pytest.mark.system("lantern")  # deselected by --only-system <another>
 
@@ -484,8 +484,8 @@ OUT_OF_SEQUENTIAL_REACH = {
         "exactly the reference's (an extinguish succeeds only for a stored-active lantern, which its user's guard "
         "always names). Only a failure between the commit and the delete strands the guard, and the lantern "
         "plug-in injects no failed write (no lantern operation carries commit_fails); InjectFault stranded_guard "
-        "writes the damage on both sides alike. tests/emulator/test_lantern_known_bad.py catches it with a client "
-        "whose guard delete fails."
+        "writes the damage on both sides alike. tests/systems/lantern/test_lantern_known_bad.py catches it with a "
+        "client whose guard delete fails."
     ),
 }
 
@@ -500,7 +500,7 @@ def _known_bad() -> MachineCatalogue:
         run=tuple(v.name for v in VARIANTS if not v.concurrent and v.name not in OUT_OF_SEQUENTIAL_REACH),
         out_of_reach=OUT_OF_SEQUENTIAL_REACH,
         concurrent=tuple(v.name for v in VARIANTS if v.concurrent),  # the race and parallel suites'
-        # the seed scenarios (tests/emulator/test_lantern_known_bad.py) write lantern-<name>
+        # the seed scenarios (tests/systems/lantern/test_lantern_known_bad.py) write lantern-<name>
         result_prefix="lantern-machine-",
         machine_prefix="KnownBadLantern",
         detections=(LockstepMismatch, InvariantViolated),

@@ -31,7 +31,7 @@ the number of scenario calls up to the failing one (setup calls included, the ju
 `failingProperty` the test id and the first finding. There is no counterexample file (`counterexample` null):
 the scenario is the reproduction.
 
-The calls go through tests/emulator/lantern_support.py's `call` and `race` with the system under test passed
+The calls go through tests/systems/lantern/support.py's `call` and `race` with the system under test passed
 explicitly (`REFERENCE_LANTERN`, or `variant_system(name)`: the variant's own copy and its own LanternError);
 nothing is patched into a module, so scenarios of different systems could run side by side. The one injected
 fault (#4's failing guard delete) is scoped to the judge's client (`GuardDeleteFaultClient`), not patched into
@@ -74,7 +74,7 @@ from model.lantern import (
     write_set_violations,
 )
 from reference.lantern import AttemptLog
-from tests.emulator.lantern_support import (
+from tests.systems.lantern.support import (
     AT_BAR,
     AT_CLUB,
     BAR,
@@ -94,7 +94,7 @@ from tests.emulator.lantern_support import (
 
 pytestmark = pytest.mark.emulator
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ARTIFACTS = ROOT / "artifacts"
 MAX_REPETITIONS = 5  # a race-dependent variant must be caught within this many runs of its scenario
 RETRIES = 2  # whole-call retries of a sequential call that answered lantern_unavailable

@@ -10,7 +10,7 @@ import pytest
 
 from reference import CommandJournalError
 from tests.fakes import FakeFirestore
-from tests.unit.journal_builders import (
+from tests.systems.journal.builders import (
     CMD,
     LEASE,
     LEASE_A,

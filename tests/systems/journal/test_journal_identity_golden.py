@@ -22,11 +22,11 @@ from reference import acquire_commerce_command_lease, complete_commerce_command,
 from reference.journal import identity as reference_identity
 from reference.journal.inputs import prepare_command, prepare_commitment, prepare_lease_owner
 from tests.fakes import FakeFirestore
-from tests.unit.journal_builders import T0, T1, Clock, Command
-from tests.unit.journal_builders import canonical_json as spec_canonical_json
-from tests.unit.journal_builders import digest as spec_digest
+from tests.systems.journal.builders import T0, T1, Clock, Command
+from tests.systems.journal.builders import canonical_json as spec_canonical_json
+from tests.systems.journal.builders import digest as spec_digest
 
-VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "identity-golden.json").read_text("utf-8"))["vectors"]
+VECTORS = json.loads((Path(__file__).parents[2] / "vectors" / "identity-golden.json").read_text("utf-8"))["vectors"]
 IDS = [vector["input"]["commandType"] for vector in VECTORS]
 
 # Each side's identity module, pinned to the vectors independently: the model must not borrow the reference's

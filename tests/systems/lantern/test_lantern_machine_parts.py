@@ -1,4 +1,4 @@
-"""The pure parts of the lantern state machine (stateful_tests/lantern_machine.py): where its callers stand,
+"""The pure parts of the lantern state machine (tests/systems/lantern/machine.py): where its callers stand,
 the calls its Bundles hold, and its budget per profile. The machine itself runs on the emulator."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 
 from fencecheck.suites import hypothesis_profiles
 from model.lantern import Light, ScheduledLight, within_geofence
-from stateful_tests.lantern_machine import BUDGETS, POSITIONS, SITES, LanternCall, caller_position, machine_settings
-from tests.lantern_story import T0, US, VENUES
+from tests.systems.lantern.machine import BUDGETS, POSITIONS, SITES, LanternCall, caller_position, machine_settings
+from tests.systems.lantern.story import T0, US, VENUES
 
 INSIDE = {"centre", "inside_edge"}
 OUTSIDE = {"outside_edge", "far"}

@@ -38,7 +38,7 @@ from model.journal import (
 )
 from model.journal.identity import audit_path, lifecycle_path, root_path
 
-VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "identity-golden.json").read_text())["vectors"]
+VECTORS = json.loads((Path(__file__).parents[2] / "vectors" / "identity-golden.json").read_text())["vectors"]
 V0 = VECTORS[0]
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 US = timedelta(microseconds=1)

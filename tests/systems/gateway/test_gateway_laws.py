@@ -32,7 +32,7 @@ from model.gateway import (
 )
 from model.gateway.invariants import typed_document
 from model.gateway.ops import OPERATION_NAMES
-from tests.unit.gateway_builders import (
+from tests.systems.gateway.builders import (
     CHANGED_INPUT,
     MS,
     NAMESPACE,

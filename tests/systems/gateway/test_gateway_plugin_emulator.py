@@ -13,7 +13,7 @@ import pytest
 from fencecheck.runners.lockstep import Lockstep, LockstepMismatch, replay
 from fencecheck.systems.gateway.plugin import GATEWAY
 from model.gateway import FAULT_KINDS, InjectFault
-from tests.unit.gateway_builders import REF, T0, A, B, begin, claim, get, hosted, provider_intent, record
+from tests.systems.gateway.builders import REF, T0, A, B, begin, claim, get, hosted, provider_intent, record
 
 pytestmark = pytest.mark.emulator
 S = timedelta(seconds=1)

@@ -16,7 +16,8 @@ from functools import partial
 from typing import Any
 
 import pytest
-from journal_support import (
+
+from tests.systems.journal.support import (
     LEASE,
     LEASE_BUSY,
     MICROSECOND,

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from journal_support import (
+
+import reference
+from tests.systems.journal.support import (
     REGISTERED_EXISTING,
     REGISTERED_NEW,
     T0,
@@ -40,12 +42,10 @@ from journal_support import (
     write_documents,
 )
 
-import reference
-
 pytestmark = pytest.mark.emulator
 
 RACERS = 8
-VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "identity-golden.json"
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "identity-golden.json"
 
 
 def _create_time(db: Any, path: str) -> datetime:

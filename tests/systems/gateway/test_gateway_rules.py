@@ -30,12 +30,12 @@ from fencecheck.runners.rules_probe import (
 )
 from fencecheck.systems.gateway.plugin import GATEWAY
 from reference.gateway.identity import event_path, record_path
-from tests.emulator.test_gateway_reference import call_reference, stored_documents
-from tests.gateway_lockstep import typed_docs
-from tests.unit.gateway_builders import NAMESPACE, REF, T0, A, begin, claim
+from tests.systems.gateway.builders import NAMESPACE, REF, T0, A, begin, claim
+from tests.systems.gateway.lockstep import typed_docs
+from tests.systems.gateway.test_gateway_reference import call_reference, stored_documents
 
 pytestmark = pytest.mark.emulator
-RULES = (Path(__file__).resolve().parents[2] / "firestore.rules").read_text("utf-8")
+RULES = (Path(__file__).resolve().parents[3] / "firestore.rules").read_text("utf-8")
 PERMISSIVE = """rules_version = '2';
 service cloud.firestore {
   match /databases/{database}/documents {

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.fakes import FakeFirestore
-from tests.unit.journal_builders import (
+from tests.systems.journal.builders import (
     CMD,
     LEASE,
     LEASE_A,

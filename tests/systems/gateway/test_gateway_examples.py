@@ -27,7 +27,7 @@ from model.gateway import (
     ms_time,
     step,
 )
-from tests.unit.gateway_builders import (
+from tests.systems.gateway.builders import (
     CHANGED_INPUT,
     MS,
     NAMESPACE,
@@ -352,7 +352,7 @@ def test_table_shape():
 
 def test_every_row_id_is_produced_by_exactly_one_branch_of_step():
     source = "".join(
-        (Path(__file__).parents[2] / "model" / "gateway" / name).read_text()
+        (Path(__file__).parents[3] / "model" / "gateway" / name).read_text()
         for name in ("step.py", "settle.py", "writes.py", "faults.py")
     )
     literals = re.findall(r'"((?:any|begin|get|claim|rcr|tpi|rps|trl|ase|mt|csw|fault)\.[a-z_.]+)"', source)
@@ -368,6 +368,6 @@ def test_descriptions_name_the_holder_and_relative_times():
 
 
 def test_the_contract_page_lists_every_row():
-    page = (Path(__file__).parents[2] / "docs" / "gateway-contract.md").read_text("utf-8")
+    page = (Path(__file__).parents[3] / "docs" / "gateway-contract.md").read_text("utf-8")
     missing = [row.id for row in TRANSITIONS if f"`{row.id}`" not in page]
     assert missing == []

@@ -1,6 +1,6 @@
 """One sequential story through every reachable row of the lantern transition table, shared by the model's
-test (tests/unit/test_lantern_model.py) and the reference's (tests/emulator/test_lantern_reference.py), so
-both walk exactly the same calls."""
+test (tests/systems/lantern/test_lantern_model.py) and the reference's
+(tests/systems/lantern/test_lantern_reference.py), so both walk exactly the same calls."""
 
 from __future__ import annotations
 

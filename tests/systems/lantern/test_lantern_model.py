@@ -46,8 +46,8 @@ from model.lantern import (
 from model.lantern.state import Lantern
 from reference.lantern import geo as reference_geo
 from reference.lantern import paths as reference_paths
-from tests.lantern_story import H2, SPOTS, T0, US, VENUES
-from tests.lantern_story import every_reachable_transition as _scenario
+from tests.systems.lantern.story import H2, SPOTS, T0, US, VENUES
+from tests.systems.lantern.story import every_reachable_transition as _scenario
 
 USERS = ("alice", "bob", "carol")
 LANTERN_IDS = tuple(f"lan-{n}" for n in range(1, 13))

@@ -22,7 +22,7 @@ from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 from fencecheck.systems.gateway.plugin import GATEWAY, REFERENCE_GATEWAY, call_arguments, partition_of_path
 from model.gateway import FAULT_KINDS, TRANSITIONS, InjectFault, documents, fault_applies, invariant_violations
 from reference.gateway import GatewayError
-from tests.unit.gateway_builders import (
+from tests.systems.gateway.builders import (
     NAMESPACE,
     REF,
     T0,

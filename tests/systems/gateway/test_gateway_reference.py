@@ -1,12 +1,12 @@
 """The gateway reference against its model on the Firestore emulator (docs/gateway-contract.md).
 
-Every test runs in its own emulator project with explicit clocks from T0 (tests/unit/gateway_builders.py).
+Every test runs in its own emulator project with explicit clocks from T0 (tests/systems/gateway/builders.py).
 `Lockstep.apply(op)` runs one model operation on the model and on the reference: the reference's answer
 (exact output JSON, key order and types, or error code) must equal the model's, the stored documents under
 `gatewayNamespaces/` must equal `model.gateway.documents` of the model's state exactly (types included;
 nothing else stored), they must satisfy G-INV-1..12, and a call the model answers without writing must
 send no write at all. The worked sequences are the seed's hazards; the pure decisions are checked on every
-reachable row in tests/unit/test_gateway_reference_parts.py, so these cover the Firestore half.
+reachable row in tests/systems/gateway/test_gateway_reference_parts.py, so these cover the Firestore half.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ import reference.gateway as gateway
 from model.gateway import GatewayState, documents, history_violations, invariant_violations, ms_time, step
 from reference.gateway import GatewayError
 from reference.gateway.identity import event_path, record_path
-from tests.emulator.journal_support import SENTINEL_PATH, CommitFailureClient, WriteRecordingClient
-from tests.gateway_lockstep import answer_of, model_answer, plain_docs, reference_call, typed_docs
-from tests.unit.gateway_builders import (
+from tests.systems.gateway.builders import (
     CHANGED_INPUT,
     NAMESPACE,
     REF,
@@ -47,6 +45,8 @@ from tests.unit.gateway_builders import (
     record,
     report,
 )
+from tests.systems.gateway.lockstep import answer_of, model_answer, plain_docs, reference_call, typed_docs
+from tests.systems.journal.support import SENTINEL_PATH, CommitFailureClient, WriteRecordingClient
 
 pytestmark = pytest.mark.emulator
 S = timedelta(seconds=1)

@@ -15,7 +15,7 @@ import pytest
 from reference import AttemptLog, CommandJournalError
 from reference.journal.runner import NEEDS_WRITE, run_transaction
 from tests.fakes import FakeFirestore
-from tests.unit.journal_builders import (
+from tests.systems.journal.builders import (
     CMD,
     LEASE,
     LEASE_B,

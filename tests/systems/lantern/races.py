@@ -44,7 +44,7 @@ from model.lantern import (
     pin_path,
     venue_path,
 )
-from tests.emulator.lantern_support import AT_BAR, AT_CLUB, BAR, CLUB, H2, T0, US
+from tests.systems.lantern.support import AT_BAR, AT_CLUB, BAR, CLUB, H2, T0, US
 
 WIDTH = 24  # the seed's contest width
 ALICE_AT_BAR = Light("alice", "lan-1", "bar", *AT_BAR, now=T0)

@@ -18,7 +18,7 @@ from fencecheck.runners.contest_simulation import setup_state, simulate_in_turn
 from fencecheck.runners.replay_contest import load_contest
 from fencecheck.systems.gateway.plugin import GATEWAY
 from model.gateway import CorruptRecord
-from race_tests.gateway_scenarios import BY_NAME, SCENARIOS, GatewayScenario
+from tests.systems.gateway.races import BY_NAME, SCENARIOS, GatewayScenario
 
 ORDERS = ("listed", "reversed")
 
