@@ -32,7 +32,7 @@ from fencecheck.plugin.records import SystemPlugin
 from fencecheck.plugin.registry import UNNAMED_SYSTEM, plugin
 from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, reference_run
 from fencecheck.report.parallel import KNOWN_BAD_SUBDIR, PARALLEL_DIR
-from fencecheck.suites import hypothesis_profiles
+from fencecheck.suites import artifacts_root, hypothesis_profiles
 from fencecheck.suites.pytest_plugin import count_option, wire_mix
 
 ENV_REPEAT = "FENCECHECK_PARALLEL_REPEAT"
@@ -74,7 +74,7 @@ def parallel_repeat(config: pytest.Config) -> int:
 
 
 def artifacts_dir(config: pytest.Config) -> Path:
-    return config.rootpath / "artifacts"
+    return artifacts_root(config.rootpath)
 
 
 def counterexamples_dir(config: pytest.Config) -> Path:

@@ -34,6 +34,7 @@ from fencecheck.plugin.registry import plugin
 from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, configured_implementation, reference_run
 from fencecheck.runners.contest import qualified_name
 from fencecheck.runners.contest_results import write_json
+from fencecheck.suites import artifacts_root
 from fencecheck.suites.pytest_plugin import count_option, wire_mix
 
 ENV_REPEAT = "FENCECHECK_RACE_REPEAT"
@@ -61,7 +62,7 @@ def race_repeat(config: pytest.Config) -> int:
 
 
 def artifacts_dir(config: pytest.Config) -> Path:
-    return config.rootpath / "artifacts" / "races"
+    return artifacts_root(config.rootpath) / "races"
 
 
 def counterexamples_dir(config: pytest.Config) -> Path:
@@ -100,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     _SHARES.clear()
     _WIRE.clear()
-    (config.rootpath / "artifacts" / WIRE_FAULTS_FILE).unlink(missing_ok=True)
+    (artifacts_root(config.rootpath) / WIRE_FAULTS_FILE).unlink(missing_ok=True)
     # The controller (or a plain run) forgets earlier runs' per-run results, so the directory describes
     # this run only. Per-run results are about a reference: a run against another implementation of a system
     # neither clears nor writes that system's. benchmark.json (written by benchmarks/races.py) is left alone.
@@ -160,7 +161,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if hasattr(session.config, "workerinput"):
         return
     if any(_WIRE.values()):  # the evidence: fault kinds exercised per system's races in this session
-        write_json(session.config.rootpath / "artifacts" / WIRE_FAULTS_FILE,
+        write_json(artifacts_root(session.config.rootpath) / WIRE_FAULTS_FILE,
                    {system: dict(sorted(kinds.items())) for system, kinds in sorted(_WIRE.items()) if kinds})
     problems = scenario_contention(_SHARES)
     session.config.stash[_SHARE_PROBLEMS] = problems

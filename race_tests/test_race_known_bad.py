@@ -36,6 +36,7 @@ import fencecheck.plugin.suite_parts as suite_parts
 from fencecheck.plugin.registry import plugin
 from fencecheck.report.artifacts import known_bad_recorder
 from fencecheck.runners.replay_contest import load_contest, replay_contest
+from fencecheck.suites import artifacts_root
 from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
 from race_tests.conftest import counterexamples_dir
 from race_tests.race_known_bad import MAX_REPEATS, caught_by, judge_variant
@@ -84,7 +85,7 @@ def test_concurrent_variant_is_caught(
     spec = system.known_bad_variants()[name]
     v = suite_parts.load(system, "catalogue").variant(name)
     scenario = suite_parts.load(system, "races").BY_NAME[suite_parts.load(system, "races").CATCHES[name]]
-    artifacts = Path(request.config.rootpath) / "artifacts"
+    artifacts = artifacts_root(request.config.rootpath)
     expected = getattr(v, "failing_property", None) or (
         f"{scenario.name}'s linearizability and promise ({scenario.promise_text})")
     record = known_bad_recorder(artifacts, name=f"{system_name}-race-{name}", rule=v.rule,

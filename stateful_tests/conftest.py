@@ -33,7 +33,7 @@ from fencecheck.checker import coverage
 from fencecheck.errors import FencecheckError
 from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, reference_run
-from fencecheck.suites import hypothesis_profiles
+from fencecheck.suites import artifacts_root, hypothesis_profiles
 
 HERE = Path(__file__).parent.resolve()
 
@@ -68,7 +68,7 @@ class OutsideMachines(pytest.File):
 
 
 def _coverage_dir(config: pytest.Config) -> Path:
-    return config.rootpath / "artifacts" / "coverage"
+    return artifacts_root(config.rootpath) / "coverage"
 
 
 def _worker(config: pytest.Config) -> str:

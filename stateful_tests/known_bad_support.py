@@ -61,9 +61,10 @@ from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
 from fencecheck.runners.counterexamples import write_counterexample
 from fencecheck.runners.lockstep import Lockstep, LockstepMismatch, needs_wire, replay
+from fencecheck.suites import ENV_ARTIFACTS, artifacts_root
 from fencecheck.systems.journal.plugin import JOURNAL
 from fencecheck.wire.session import open_session
-from stateful_tests.machine_runner import ARTIFACTS, COUNTEREXAMPLES, ROOT, run_machine
+from stateful_tests.machine_runner import COUNTEREXAMPLES, ROOT, run_machine
 
 MAX_SHRUNK_STEPS = 12
 ROUNDS = 3  # machine runs (each of the profile's examples) before a variant counts as surviving
@@ -256,8 +257,8 @@ TINY = settings(max_examples=3, stateful_step_count=6, derandomize=True, databas
 @contextlib.contextmanager
 def outside_the_artifacts(directory: Path) -> Iterator[None]:
     """Known-bad results, machine summaries and counterexamples go to `directory`, not the report's."""
-    with mock.patch(f"{__name__}.ARTIFACTS", directory), mock.patch(f"{__name__}.COUNTEREXAMPLES", directory), \
-            mock.patch("stateful_tests.machine_runner.ARTIFACTS", directory), \
+    with mock.patch.dict(os.environ, {ENV_ARTIFACTS: str(directory)}), \
+            mock.patch(f"{__name__}.COUNTEREXAMPLES", directory), \
             mock.patch("stateful_tests.machine_runner.COUNTEREXAMPLES", directory):
         yield
 
@@ -333,7 +334,7 @@ def judge_target(target: Target, *, emulator: Any, project_id: str, db: Any, fai
     """Run the target's machine against the variant and judge it (fencecheck.checker.known_bad_verdict); writes the
     known-bad result once, from the verdict. Returns the verdict and the exception when the harness (or the
     variant, outside a lockstep step) crashed, which the caller re-raises after the result is written."""
-    record = known_bad_recorder(ARTIFACTS, name=target.result_name, rule=target.rule,
+    record = known_bad_recorder(artifacts_root(ROOT), name=target.result_name, rule=target.rule,
                                 failing_property=failing_property)
     fields: dict[str, Any] = {}
     crash: BaseException | None = None

@@ -31,12 +31,11 @@ from hypothesis.stateful import run_state_machine_as_test
 from fencecheck.checker import coverage
 from fencecheck.report.artifacts import write_stateful_summary
 from fencecheck.runners.counterexamples import replay_command, write_counterexample
-from fencecheck.suites import hypothesis_profiles, progress
+from fencecheck.suites import artifacts_root, hypothesis_profiles, progress
 from fencecheck.wire.session import open_session
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTEREXAMPLES = ROOT / "counterexamples"  # repo root, gitignored
-ARTIFACTS = ROOT / "artifacts"
 
 
 def is_final_run() -> bool:
@@ -102,7 +101,7 @@ def _run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
         machine.emulator = machine.project_id = machine.db = None
         if on_reference:  # evidence for the report; known-bad runs write their own
             write_stateful_summary(
-                ARTIFACTS,
+                artifacts_root(ROOT),
                 machine=machine.__name__,
                 profile=hypothesis_profiles.selected_name(),
                 examples=machine.examples_run,

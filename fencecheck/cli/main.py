@@ -37,7 +37,7 @@ from fencecheck.protocol.process import describe_exec, exec_command_of
 from fencecheck.report import failures
 from fencecheck.report.junit import SuiteCounts, parse_junit
 from fencecheck.report.model import INCOMPLETE, PASS
-from fencecheck.suites import progress
+from fencecheck.suites import ENV_ARTIFACTS, progress
 
 PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
@@ -47,6 +47,12 @@ NO_TESTS_COLLECTED = 5
 class Suite:
     name: str
     args: tuple[str, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The test paths it collects (its arguments that are neither options nor an option's value)."""
+        return tuple(arg for before, arg in zip(("", *self.args), self.args, strict=False)
+                     if not arg.startswith("-") and before != "-m")
 
 
 # The gate verifies the systems: the tests of the harness's own processes (marked harness: a gate inside the
@@ -136,6 +142,7 @@ def _run_suite(
     shutil.rmtree(progress_dir, ignore_errors=True)
     progress_dir.mkdir(parents=True)
     env[progress.ENV_REQUEST] = str(progress_dir)
+    env[ENV_ARTIFACTS] = str(artifacts.resolve())  # the suites write their evidence where this gate reads it
     ticker = progress.Ticker(progress.interval(), time.monotonic)
 
     def tick() -> None:
@@ -249,6 +256,12 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     (artifacts / failures.SIDECAR).unlink(missing_ok=True)  # an earlier run's must not describe this one
     shutil.rmtree(artifacts / LANE_OUTPUT, ignore_errors=True)  # so are its lane suites' logs
     selected = [s for s in SUITES if not args.suite or s.name in args.suite]
+    # pytest-xdist reports a test path that does not exist as "no tests collected", which would read as an empty
+    # suite: the gate checks them first.
+    absent = [f"{suite.name}: {path}" for suite in selected for path in suite.paths if not Path(path).exists()]
+    if absent:
+        raise UsageError(f"the gate runs the suites of a fencecheck checkout from its root, and these test paths are "
+                         f"not under {Path.cwd()}: {'; '.join(absent)}. Run it from the checkout's root (./run gate).")
     if system is not None:
         what = f"the known-bad variant {args.known_bad} ({system})" if args.known_bad else system
         others = ", ".join(name for name in SYSTEM_NAMES if name != system_of_spec(system))
@@ -296,7 +309,7 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
     record = record.finish(interrupted=interrupted, lock_timeouts=lock_timeouts)
     record.save(artifacts)
     found = failures.collect(artifacts, [s.name for s in selected]) if replayed is None else replayed
-    failures.save_sidecar(artifacts, system, found)
+    failures.save_sidecar(artifacts, system, found, known_bad=bool(args.known_bad))
     for line in failures.terminal_lines(found, system):
         print(line, flush=True)
     known_bad = failures.known_bad_verdict(found) if args.known_bad else None
@@ -437,8 +450,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "bare journal module, or journal:exec:<command line> for a journal in another process "
                              "(docs/implementation-protocol.md); the evidence names it")
     gate_parser.add_argument("--known-bad", metavar="NAME",
-                             help="run the stateful and race suites against this known-bad variant instead of the "
-                             "reference (known_bad/journal/, known_bad/lantern/); they should fail")
+                             help="run the stateful, race and parallel suites against this variant of a registered "
+                             "system's known-bad catalogue instead of its reference (known_bad/<system>/); they "
+                             "should fail, and the gate replays the failure to confirm the catch")
     _add_plugin_option(gate_parser)
     gate_parser.set_defaults(handler=gate)
     report_parser = commands.add_parser(

@@ -172,6 +172,7 @@ def collect(
         failed_tests=tuple(gate_failures.load_replays(
             artifacts, gate_failures.collect(artifacts, [s.name for s in suite_results if s.failing]))),
         system_under_test=gate_failures.load_system(artifacts),
+        system_is_known_bad=gate_failures.load_known_bad(artifacts),
         counterexamples=_counterexamples(artifacts, stateful, races, known_bad, parallel),
         artifact_errors=tuple(c.errors),
         notes=tuple(notes),
@@ -260,14 +261,16 @@ def _system_coverage(c: _Collector, system: str) -> Coverage | None:
     except (OSError, ValueError, KeyError) as error:
         c.errors.append(ArtifactError(layout.COVERAGE_DIR, f"{type(error).__name__}: {error}"[:300]))
         return None
+    # A row needs only `id` and `reachable` (SystemPlugin's model.transitions); the other columns are shown when
+    # the table has them (the built-in systems' do), and left blank otherwise.
     rows = tuple(
         CoverageRow(
             id=row.id,
-            operation=row.operation,
-            from_state=row.from_state,
-            condition=row.condition,
-            outcome=row.outcome,
-            writes=row.writes,
+            operation=str(getattr(row, "operation", "")),
+            from_state=str(getattr(row, "from_state", "")),
+            condition=str(getattr(row, "condition", "")),
+            outcome=getattr(row, "outcome", None),
+            writes=bool(getattr(row, "writes", False)),
             reachable=row.reachable,
             count=counts.get(row.id, 0),
         )

@@ -189,9 +189,12 @@ def collect(artifacts: Path, suites: Iterable[str], root: Path = PROJECT_ROOT) -
 # --- the gate's sidecar: the system under test ---------------------------------------------------------
 
 
-def save_sidecar(artifacts: Path, system: str | None, failures: Sequence[Failure]) -> Path:
+def save_sidecar(artifacts: Path, system: str | None, failures: Sequence[Failure], *, known_bad: bool = False) -> Path:
+    """`system`: the implementation the suites ran against (None: the references); `known_bad`: it is a variant of
+    a known-bad catalogue (`gate --known-bad`), whose run has a known-bad verdict, not any other `--system`."""
     path = artifacts / SIDECAR
-    data = {"format": SIDECAR_FORMAT, "system": system, "failures": [attrs.asdict(f) for f in failures]}
+    data = {"format": SIDECAR_FORMAT, "system": system, "knownBad": bool(system) and known_bad,
+            "failures": [attrs.asdict(f) for f in failures]}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -207,14 +210,24 @@ def load_replays(artifacts: Path, failures: Sequence[Failure]) -> list[Failure]:
     return [attrs.evolve(f, replays=recorded.get((f.suite, f.test), f.replays)) for f in failures]
 
 
-def load_system(artifacts: Path) -> str | None:
-    """The system the gate ran the suites against (None: the reference, or no gate record)."""
+def _sidecar(artifacts: Path) -> dict:
     try:
         data = json.loads((artifacts / SIDECAR).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    system = data.get("system") if isinstance(data, dict) and data.get("format") == SIDECAR_FORMAT else None
+        return {}
+    return data if isinstance(data, dict) and data.get("format") == SIDECAR_FORMAT else {}
+
+
+def load_system(artifacts: Path) -> str | None:
+    """The system the gate ran the suites against (None: the reference, or no gate record)."""
+    system = _sidecar(artifacts).get("system")
     return system if isinstance(system, str) else None
+
+
+def load_known_bad(artifacts: Path) -> bool:
+    """Whether that system is a known-bad variant (`gate --known-bad`); False for the reference, another
+    `--system` and a sidecar from before it said."""
+    return _sidecar(artifacts).get("knownBad") is True and load_system(artifacts) is not None
 
 
 # --- rendering -----------------------------------------------------------------------------------------
@@ -312,13 +325,22 @@ def _md(text: str) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-def markdown_section(failures: Sequence[Failure], system: str | None = None) -> str:
-    """evidence.md's "What failed" section (empty when nothing failed and the system is the reference)."""
+def system_note(known_bad: bool) -> str:
+    """How the report says what the system under test is."""
+    return ("a variant of a known-bad catalogue: fencecheck gate --known-bad" if known_bad
+            else "not the reference: fencecheck gate --system")
+
+
+def markdown_section(failures: Sequence[Failure], system: str | None = None, *, known_bad: bool = False) -> str:
+    """evidence.md's "What failed" section (empty when nothing failed and the system is the reference). A known-bad
+    variant's run has a known-bad verdict (caught, survived, ...); any other implementation's has none: its
+    verdict is the run's, like the reference's."""
     if not failures and not system:
         return ""
     lines = ["**What failed:**" if failures else "**What failed:** nothing"]
     if system:
-        lines.append(f"- system under test: {_md(system)} (not the reference: `fencecheck gate --known-bad`)")
+        lines.append(f"- system under test: {_md(system)} ({system_note(known_bad)})")
+    if system and known_bad:
         verdict = known_bad_verdict(failures)
         lines.append(f"- known-bad verdict: **{verdict.status}** ({verdict.reason})")
     for failure in failures[:MAX_SHOWN]:

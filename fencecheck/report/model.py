@@ -424,6 +424,7 @@ class Run:
     parallel: ParallelSection | None = None  # parallel_tests (fencecheck/report/parallel.py)
     failed_tests: tuple[Failure, ...] = ()  # every failing test of the suites, from their JUnit files
     system_under_test: str | None = None  # None: the references; `known_bad.<system>:<variant>` under --known-bad
+    system_is_known_bad: bool = False  # the system under test is a known-bad variant (`gate --known-bad`)
     wire_faults: WireFaultSection | None = None  # fault kinds per suite (report/wire_faults.py)
 
     @property
@@ -463,6 +464,7 @@ class Run:
             out[key] = {"status": NOT_RUN} if section is None else {"status": COLLECTED, **encode(section)}
         out["failedTests"] = encode(self.failed_tests)
         out["systemUnderTest"] = self.system_under_test
+        out["systemUnderTestIsKnownBad"] = self.system_is_known_bad
         out["counterexamples"] = encode(self.counterexamples)
         out["artifactErrors"] = encode(self.artifact_errors)
         out["notes"] = list(self.notes)
@@ -496,6 +498,8 @@ class Run:
             notes=decode(tuple[str, ...], data.get("notes", []), "$.notes"),
             failed_tests=decode(tuple[Failure, ...], data.get("failedTests", []), "$.failedTests"),
             system_under_test=decode(str | None, data.get("systemUnderTest"), "$.systemUnderTest"),
+            system_is_known_bad=decode(bool, data.get("systemUnderTestIsKnownBad", False),
+                                       "$.systemUnderTestIsKnownBad"),
             **sections,
         )
 
@@ -572,15 +576,16 @@ def judge(run: Run) -> Verdict:
             warnings.append(f"{len(missing)} reachable {coverage.system} transitions unexercised")
     reasons += [f"unreadable artifact {error.path}" for error in run.artifact_errors]
     warnings += [f"suite {suite.name} not run" for suite in run.suites if suite.status == NOT_RUN]
+    warnings += [f"suite {suite.name} ran no test" for suite in run.suites if suite.status == SUITE_EMPTY]
     warnings += [f"no {key} artifacts (not run)" for name, key in _SECTIONS.items() if getattr(run, name) is None]
     if run.environment.dirty:
         warnings.append("the working tree had uncommitted changes")
 
-    nothing_ran = all(suite.status == NOT_RUN for suite in run.suites)
+    nothing_ran = all(suite.status in (NOT_RUN, SUITE_EMPTY) for suite in run.suites)  # nothing was verified
     if run.interrupted:
         reasons.insert(0, "the run was interrupted")
         return Verdict(INCOMPLETE, tuple(reasons), tuple(warnings))
     if nothing_ran:
-        reasons.insert(0, "no suite ran")
+        reasons.insert(0, "no suite ran a test")
         return Verdict(INCOMPLETE, tuple(reasons), tuple(warnings))
     return Verdict(FAIL if reasons else PASS, tuple(reasons), tuple(warnings))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fencecheck.report.failures import kind_text
+from fencecheck.report.failures import kind_text, system_note
 from fencecheck.report.html_builder import Safe, el
 from fencecheck.report.model import (
     NOT_RUN,
@@ -374,7 +374,7 @@ def _rules_section(rules: RulesSummary | None) -> Safe:
 def _failures_section(run: Run) -> Safe:
     """What failed: each failing test's property, its counterexamples and the command that replays each."""
     system = run.system_under_test
-    intro = el("p", "System under test: ", el("code", system), " (not the reference: fencecheck gate --known-bad).") \
+    intro = el("p", "System under test: ", el("code", system), f" ({system_note(run.system_is_known_bad)}).") \
         if system else None
     if not run.failed_tests:
         return _section("what-failed", "What failed", None, intro, el("p", "Nothing.", class_="muted"))

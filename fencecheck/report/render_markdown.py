@@ -126,7 +126,7 @@ def render_markdown(run: Run) -> str:
         scenarios = run.races.scenarios
         verdicts = ", ".join(f"{n} {v}" for v, n in Counter(s.verdict for s in scenarios).items())
         lines += ["", f"**Races:** {len(scenarios)} runs ({verdicts})", "", *_race_rows(scenarios)]
-    what_failed = markdown_section(run.failed_tests, run.system_under_test)
+    what_failed = markdown_section(run.failed_tests, run.system_under_test, known_bad=run.system_is_known_bad)
     if what_failed:
         lines += ["", *what_failed.rstrip("\n").splitlines()]
     if run.counterexamples:

@@ -62,7 +62,7 @@ from fencecheck.emulator.lifecycle import (
 from fencecheck.plugin.registry import SYSTEM_NAMES, system_names
 from fencecheck.problems import KINDS_PROPERTY as PROBLEM_KINDS_PROPERTY  # the gate reads it back from JUnit
 from fencecheck.problems import kinds_of, problems_in
-from fencecheck.suites import hypothesis_profiles
+from fencecheck.suites import artifacts_root, hypothesis_profiles
 
 if TYPE_CHECKING:
     from google.cloud import firestore
@@ -126,7 +126,7 @@ def _markexpr_may_select_emulator(markexpr: str) -> bool:
 
 
 def _artifacts_dir(config: pytest.Config) -> Path:
-    return config.rootpath / "artifacts" / "emulator"
+    return artifacts_root(config.rootpath) / "emulator"
 
 
 def _start(config: pytest.Config, *, mid_line: bool) -> EmulatorHandle:

@@ -1,11 +1,11 @@
 """The lantern layer's transaction runner: the journal's runner, with the lantern's own unavailable answer.
 
 reference/journal/runner.py already holds the measured retry discipline this layer needs (at most 10
-read-write attempts, jittered exponential backoff from a 2 s base for the emulator's fixed 2 s lock
-timeout, a lock-free look before each retry) and nothing in it is journal-specific except the error it
-raises when it gives up. So this module wraps it instead of copying it:
+read-write attempts, retried in wall-clock rounds of 3 s for the emulator's fixed 2 s lock timeout, a lock-free
+look before each retry) and nothing in it is journal-specific except the error it raises when it gives up. So
+this module wraps it instead of copying it:
 
-- `Aborted` (definite, nothing applied): retried by the journal runner, with backoff and looks;
+- `Aborted` (definite, nothing applied): retried by the journal runner, in its rounds and with its looks;
 - any other Firestore or transport failure, or attempts exhausted: the journal runner raises
   `CommandJournalError("journal_unavailable")`, answered here as `LanternError("lantern_unavailable")`
   (indefinite when it came from a commit: the caller retries the whole call with the same ids);

@@ -76,6 +76,9 @@ def test_the_gate_passes_for_it(emulator, tmp_path):
     assert gate.returncode == 0, output[-6000:]
     evidence = json.loads((artifacts / "evidence.json").read_text())
     assert evidence["verdict"]["status"] == "pass", evidence["verdict"]
+    # Its suites wrote their evidence into this gate's --artifacts (FENCECHECK_ARTIFACTS), where the report read it.
+    assert evidence["stateful"]["status"] == evidence["races"]["status"] == "collected", evidence["verdict"]
+    assert sorted(path.name for path in (artifacts / "races").glob("cas_register_*.json")), "no race result here"
     for suite in ("stateful", "races", "parallel"):  # each ran the example's tests, none failed
         junit = (artifacts / "junit" / f"{suite}.xml").read_text()
         assert "cas_register" in junit or "CasRegister" in junit, f"the {suite} suite ran nothing of the example"

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, settings
 
 from fencecheck.plugin.records import UndeclaredError
 from fencecheck.runners.lockstep import Lockstep
+from fencecheck.suites import ENV_ARTIFACTS
 from fencecheck.systems.journal.plugin import resolve_system
 from stateful_tests import machine_runner
 from tests.fakes import frozen_journal
@@ -41,7 +42,7 @@ def test_a_mapping_proxy_implementation_passes_the_lockstep_machine(emulator, pr
                                      coverage=transitions)
 
     FrozenJournalMachine.system = system
-    monkeypatch.setattr(machine_runner, "ARTIFACTS", tmp_path)  # no evidence about anything
+    monkeypatch.setenv(ENV_ARTIFACTS, str(tmp_path))  # no evidence about anything
     monkeypatch.setattr(machine_runner, "COUNTEREXAMPLES", tmp_path / "counterexamples")
     monkeypatch.setattr(frozen_journal, "SEEN", Counter())
 

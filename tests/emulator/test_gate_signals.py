@@ -98,6 +98,7 @@ def test_a_signal_to_the_gate_alone_stops_its_whole_tree(tmp_path, signum, layou
     for directory in directories:
         (project / directory).mkdir(parents=True)
         (project / directory / "test_waiting.py").write_text(WAITING_TEST)
+    (project / "tests" / "systems").mkdir(parents=True)  # the unit suite's other path (no test of its own here)
     (project / "pytest.ini").write_text("[pytest]\n")
     (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.suites.pytest_plugin"]\n')
     env = {k: v for k, v in os.environ.items() if k != "FIRESTORE_EMULATOR_HOST"}  # the gate starts its own

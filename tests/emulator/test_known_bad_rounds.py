@@ -13,8 +13,9 @@ import json
 import pytest
 from hypothesis import HealthCheck, settings
 
+from fencecheck.suites import ENV_ARTIFACTS
 from fencecheck.systems.journal.plugin import REFERENCE
-from stateful_tests import known_bad_support, machine_runner
+from stateful_tests import known_bad_support
 from stateful_tests.known_bad_support import ROUNDS, Target, catch
 from tests.systems.journal.machine import JournalMachine
 
@@ -28,8 +29,7 @@ def test_a_surviving_variant_runs_every_round_with_its_own_programs(emulator, pr
                                                                      tmp_path, monkeypatch):
     # This run is no evidence about anything: neither its known-bad result nor its stateful summary (it runs
     # the reference) may reach the report.
-    monkeypatch.setattr(known_bad_support, "ARTIFACTS", tmp_path)
-    monkeypatch.setattr(machine_runner, "ARTIFACTS", tmp_path)
+    monkeypatch.setenv(ENV_ARTIFACTS, str(tmp_path))
     rounds: list[tuple[str, list]] = []
     real_run_machine = known_bad_support.run_machine
 

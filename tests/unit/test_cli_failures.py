@@ -75,19 +75,32 @@ def test_paths_outside_the_project_stay_absolute_and_duplicates_go():
 
 def test_the_report_carries_the_section_before_its_footer(tmp_path):
     found = tuple(failures.from_junit(RACE_JUNIT, "races", ROOT))
-    section = failures.markdown_section(found, "known_bad.journal:x")
+    section = failures.markdown_section(found, "known_bad.journal:x", known_bad=True)
     assert section.startswith("**What failed:**\n- system under test: `known_bad.journal:x`")
+    assert "- known-bad verdict: **" in section
     replay = "`.venv/bin/python -m fencecheck replay counterexamples/race-preseeded_next_audit-98597bd041.json`"
     assert replay in section
-    run = attrs.evolve(fixture_run(tmp_path), failed_tests=found, system_under_test="known_bad.journal:x")
+    run = attrs.evolve(fixture_run(tmp_path), failed_tests=found, system_under_test="known_bad.journal:x",
+                       system_is_known_bad=True)
     lines = render_markdown(run).splitlines()
     start = lines.index("**What failed:**")
-    assert lines[start + 1 : start + 2] == ["- system under test: `known_bad.journal:x` (not the reference: "
-                                            "`fencecheck gate --known-bad`)"]
+    assert lines[start + 1 : start + 2] == ["- system under test: `known_bad.journal:x` (a variant of a known-bad "
+                                            "catalogue: fencecheck gate --known-bad)"]
     assert start < next(i for i, line in enumerate(lines) if line.startswith("<sub>"))
     assert Run.from_json(run.to_json()) == run  # evidence.json keeps them: failedTests, systemUnderTest
     page = render_html(run)
     assert 'id="what-failed"' in page and "race-preseeded_next_audit-98597bd041.json" in page
+
+
+def test_another_implementation_has_the_run_s_verdict_and_no_known_bad_verdict(tmp_path):
+    """`gate --system` with a stranger's implementation: nothing failed is no "survived", and it is not called a
+    known-bad variant (only `gate --known-bad` runs have a known-bad verdict)."""
+    section = failures.markdown_section([], "journal:theirs.journal")
+    assert section == ("**What failed:** nothing\n- system under test: `journal:theirs.journal` (not the reference: "
+                       "fencecheck gate --system)\n")
+    run = attrs.evolve(fixture_run(tmp_path), failed_tests=(), system_under_test="journal:theirs.journal")
+    assert "known-bad verdict" not in render_markdown(run) and "known-bad" not in render_html(run).split(
+        'id="what-failed"')[1].split("</section>")[0]
 
 
 def test_nothing_failed_against_the_reference_adds_nothing(tmp_path):
@@ -104,8 +117,10 @@ def test_markdown_escapes_html_and_backticks():
 
 
 def test_sidecar_round_trip(tmp_path):
-    failures.save_sidecar(tmp_path, "known_bad.journal:x", [])
-    assert failures.load_system(tmp_path) == "known_bad.journal:x"
+    failures.save_sidecar(tmp_path, "known_bad.journal:x", [], known_bad=True)
+    assert failures.load_system(tmp_path) == "known_bad.journal:x" and failures.load_known_bad(tmp_path)
+    failures.save_sidecar(tmp_path, "journal:theirs.journal", [])
+    assert failures.load_system(tmp_path) == "journal:theirs.journal" and not failures.load_known_bad(tmp_path)
     (tmp_path / failures.SIDECAR).write_text("{not json")
     assert failures.load_system(tmp_path) is None
     assert failures.load_system(tmp_path / "missing") is None

@@ -20,6 +20,7 @@ import fencecheck.emulator.lifecycle as emulator_module
 from fencecheck.emulator.discovery import discover_emulator
 from fencecheck.plugin.specs import ENV_SYSTEM, PROJECT_ROOT, configured_implementation, system_of_spec
 from fencecheck.report import failures
+from fencecheck.suites import ENV_ARTIFACTS
 from fencecheck.systems.gateway.plugin import GATEWAY
 from fencecheck.systems.journal.plugin import JOURNAL
 
@@ -402,6 +403,8 @@ def test_gate_without_known_bad_runs_the_reference(tmp_path, capsys, monkeypatch
     cli.main(["gate", "--suite", "stateful", "--artifacts", str(tmp_path)])
     (call,) = calls
     assert ENV_SYSTEM not in call["env"]
+    # the suite writes its evidence (races, coverage, summaries) where this gate's report reads it
+    assert call["env"][ENV_ARTIFACTS] == str(tmp_path.resolve())
     assert not any(arg.startswith("--ignore=") for arg in call["command"])
     assert "What failed" not in (tmp_path / "evidence.md").read_text()
     assert "system under test" not in capsys.readouterr().out
@@ -493,6 +496,20 @@ def test_a_lane_suite_gets_a_stop_event_and_its_output_file_and_the_gate_prints_
     assert (artifacts / "output" / "races.log").read_text() == "the lane suite's own output\n"
     saved = json.loads((artifacts / "run.json").read_text())
     assert sorted(suite["name"] for suite in saved["suites"]) == ["races", "stateful"]
+
+
+def test_a_suite_path_missing_from_the_checkout_is_a_usage_error_before_anything_runs(tmp_path, capsys,
+                                                                                        monkeypatch):
+    """pytest-xdist reports a missing test path as "no tests collected": the gate would call the suite empty."""
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run(calls, None, 5))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    assert cli.main(["gate", "--suite", "unit", "--artifacts", str(tmp_path / "artifacts")]) == 2
+    err = capsys.readouterr().err
+    assert "these test paths are not under" in err and "unit: tests/systems" in err and "unit: tests/unit" not in err
+    assert calls == []
+    assert [suite.paths for suite in cli.SUITES if suite.name == "emulator"] == [("tests/emulator", "tests/systems")]
 
 
 def test_suite_process_gets_the_emulator_and_profile(tmp_path, monkeypatch):

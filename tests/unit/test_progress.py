@@ -101,6 +101,7 @@ def test_second():
 def scratch(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     (project / "tests" / "unit").mkdir(parents=True)
+    (project / "tests" / "systems").mkdir()  # the gate's unit suite takes it too (no test of its own here)
     (project / "pytest.ini").write_text("[pytest]\n")
     (project / "conftest.py").write_text('pytest_plugins = ["fencecheck.suites.pytest_plugin"]\n')
     (project / "tests" / "unit" / "test_scratch.py").write_text(SCRATCH_TESTS)

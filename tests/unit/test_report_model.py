@@ -276,6 +276,15 @@ def test_an_empty_directory_is_incomplete_not_a_pass(tmp_path):
     assert judge(collect(tmp_path)).status == "incomplete"
 
 
+def test_a_suite_that_ran_no_test_is_a_warning_and_suites_that_all_ran_none_are_incomplete(tmp_path):
+    run = passing_run(fixture_run(tmp_path))
+    one_empty = attrs.evolve(run, suites=(*run.suites, SuiteResult("extra", "empty")))
+    assert judge(run).status == judge(one_empty).status == "pass"
+    assert "suite extra ran no test" in judge(one_empty).warnings
+    none_ran = attrs.evolve(run, suites=tuple(SuiteResult(suite.name, "empty") for suite in run.suites))
+    assert judge(none_ran).status == "incomplete" and judge(none_ran).reasons[0] == "no suite ran a test"
+
+
 def test_unreadable_files_are_reported_and_fail(tmp_path):
     artifacts = copy_fixture(tmp_path)
     (artifacts / "races" / "journal_expired_takeover-0.json").write_text("{ not json")

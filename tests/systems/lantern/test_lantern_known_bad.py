@@ -59,6 +59,7 @@ from google.cloud.firestore_v1.document import DocumentReference
 from fencecheck.checker import known_bad_verdict as verdicts
 from fencecheck.problems import Problem, ProblemKind, harness
 from fencecheck.report.artifacts import known_bad_recorder
+from fencecheck.suites import artifacts_root
 from known_bad.crashing import lantern_multi_line_crash, lantern_name_error
 from known_bad.lantern import VARIANTS, variant
 from model.lantern import (
@@ -95,7 +96,6 @@ from tests.systems.lantern.support import (
 pytestmark = pytest.mark.emulator
 
 ROOT = Path(__file__).resolve().parents[3]
-ARTIFACTS = ROOT / "artifacts"
 MAX_REPETITIONS = 5  # a race-dependent variant must be caught within this many runs of its scenario
 RETRIES = 2  # whole-call retries of a sequential call that answered lantern_unavailable
 LIGHTS = 24  # the seed's hotspot width
@@ -660,7 +660,7 @@ def judge_seed_variant(system: LanternSystem, scenario: str, *, expected: set[st
 def test_known_bad_lantern_variant_is_caught(name, emulator, project_id, firestore_db, request, record_property):
     v = variant(name)
     nodeid = request.node.nodeid
-    record = known_bad_recorder(ARTIFACTS, name=f"lantern-{name}", rule=v.rule,
+    record = known_bad_recorder(artifacts_root(ROOT), name=f"lantern-{name}", rule=v.rule,
                                 failing_property=f"{nodeid}: {v.failing_property}")
     try:
         system = variant_system(name)
