@@ -263,9 +263,14 @@ def _gate(args: argparse.Namespace, guard: gate_process.SignalGuard) -> int:
         raise UsageError(f"the gate runs the suites of a fencecheck checkout from its root, and these test paths are "
                          f"not under {Path.cwd()}: {'; '.join(absent)}. Run it from the checkout's root (./run gate).")
     if system is not None:
+        name = system_of_spec(system)
         what = f"the known-bad variant {args.known_bad} ({system})" if args.known_bad else system
-        others = ", ".join(name for name in SYSTEM_NAMES if name != system_of_spec(system))
-        print(f"running against {what}, not the reference: the {', '.join(TAKES_THE_SYSTEM)} suites take it, "
+        if plugin_named(name).resolve(system) is plugin_named(name).reference:
+            what += f", the {name}'s reference"
+        else:
+            what += ", not the reference"
+        others = ", ".join(other for other in SYSTEM_NAMES if other != name)
+        print(f"running against {what}: the {', '.join(TAKES_THE_SYSTEM)} suites take it, "
               f"without their known-bad catalogues and the tests of the other systems ({others}); the other "
               "suites test the reference as always", flush=True)
     record = report.GateRecord.begin(

@@ -328,7 +328,7 @@ def _md(text: str) -> str:
 def system_note(known_bad: bool) -> str:
     """How the report says what the system under test is."""
     return ("a variant of a known-bad catalogue: fencecheck gate --known-bad" if known_bad
-            else "not the reference: fencecheck gate --system")
+            else "named by fencecheck gate --system")
 
 
 def markdown_section(failures: Sequence[Failure], system: str | None = None, *, known_bad: bool = False) -> str:

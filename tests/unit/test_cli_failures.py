@@ -96,7 +96,7 @@ def test_another_implementation_has_the_run_s_verdict_and_no_known_bad_verdict(t
     """`gate --system` with a stranger's implementation: nothing failed is no "survived", and it is not called a
     known-bad variant (only `gate --known-bad` runs have a known-bad verdict)."""
     section = failures.markdown_section([], "journal:theirs.journal")
-    assert section == ("**What failed:** nothing\n- system under test: `journal:theirs.journal` (not the reference: "
+    assert section == ("**What failed:** nothing\n- system under test: `journal:theirs.journal` (named by "
                        "fencecheck gate --system)\n")
     run = attrs.evolve(fixture_run(tmp_path), failed_tests=(), system_under_test="journal:theirs.journal")
     assert "known-bad verdict" not in render_markdown(run) and "known-bad" not in render_html(run).split(

@@ -394,6 +394,18 @@ def test_gate_under_known_bad_names_the_failure_and_the_replay_command(tmp_path,
     assert (out_dir / "evidence.md").read_text() == markdown
 
 
+@pytest.mark.parametrize(("spec", "said"), [("reference", "the journal's reference"),
+                                           ("known_bad.journal:" + FAST_VARIANT, "not the reference")])
+def test_the_gate_says_whether_the_named_implementation_is_its_system_s_reference(tmp_path, capsys, monkeypatch,
+                                                                                  spec, said):
+    passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
+    monkeypatch.setattr(cli, "emulator_from_environment", lambda **kwargs: FakeEmulator())
+    monkeypatch.setattr(cli.gate_process, "run_suite", _fake_run([], passing, 0))
+    cli.main(["gate", "--suite", "stateful", "--system", spec, "--artifacts", str(tmp_path)])
+    assert f"running against {spec}, {said}: the stateful, races, parallel suites take it" in capsys.readouterr().out
+    assert "known-bad verdict" not in (tmp_path / "evidence.md").read_text()  # --system: the run's verdict
+
+
 def test_gate_without_known_bad_runs_the_reference(tmp_path, capsys, monkeypatch):
     calls: list[dict[str, Any]] = []
     passing = '<testsuites><testsuite><testcase classname="t" name="a" time="0.1"/></testsuite></testsuites>'
