@@ -227,7 +227,8 @@ def load_system(artifacts: Path) -> str | None:
 def load_known_bad(artifacts: Path) -> bool:
     """Whether that system is a known-bad variant (`gate --known-bad`); False for the reference, another
     `--system` and a sidecar from before it said."""
-    return _sidecar(artifacts).get("knownBad") is True and load_system(artifacts) is not None
+    data = _sidecar(artifacts)  # read once
+    return data.get("knownBad") is True and isinstance(data.get("system"), str)
 
 
 # --- rendering -----------------------------------------------------------------------------------------
