@@ -460,6 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "should fail, and the gate replays the failure to confirm the catch")
     _add_plugin_option(gate_parser)
     gate_parser.set_defaults(handler=gate)
+    import fencecheck.cli.mutate as mutate
+
+    mutate.add_parser(commands)
     report_parser = commands.add_parser(
         "report",
         help="render evidence.json/.md/.html again from an artifacts directory",

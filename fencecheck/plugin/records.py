@@ -111,6 +111,23 @@ class SuiteParts:
     parallel_variants: Callable[[], Sequence[str]] = _no_variants
 
 
+@attrs.frozen
+class MutationTargets:
+    """What `fencecheck mutate` mutates of a system's reference (fencecheck.mutation): its importable package
+    (`"reference.journal"`), copied whole for each mutant, and the files of it to mutate, by file name inside the
+    package: `decisions`, where the contract lives (the decision modules; their score has its own goal), and
+    `others` (the transaction runner, say). Empty: the system declares nothing to mutate, and `fencecheck
+    mutate --system` says so."""
+
+    package: str | None = None
+    decisions: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return (*self.decisions, *self.others)
+
+
 def load_part(where: str) -> Any:
     """What a `SuiteParts` field names: the module `"module"`, or the attribute of `"module:attribute"`."""
     module_name, _, attribute = where.partition(":")
@@ -303,6 +320,8 @@ class SystemPlugin:
     # Its parts of the shared suites (its machine, race scenarios, known-bad runs); empty: it has none, which each
     # suite reports as a failing test (`SuiteParts`).
     suites: SuiteParts = SuiteParts()
+    # What of its reference `fencecheck mutate` mutates (`MutationTargets`); empty: nothing.
+    mutation: MutationTargets = MutationTargets()
     # --- counterexample files (fencecheck.runners.counterexamples) -------------------------------------------------
     # (the operations) -> the names of model classes a file must import beyond those it spells itself (every
     # attrs class and enum the operations and hoisted values hold is found by fencecheck.runners.counterexamples),

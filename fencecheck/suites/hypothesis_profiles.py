@@ -3,6 +3,8 @@
     ci        150 examples x 80 steps; the default of the stateful suite (about 1.5-2 minutes on 2 cores)
     thorough  600 examples x 150 steps (about 15 minutes); fails if a reachable transition never fired
     gate      ci, derandomized and without the example database: reproducible gate runs
+    mutate    40 examples x 50 steps, derandomized, no example database, no shrinking: `fencecheck mutate`, which
+              runs the suites once per mutant and needs a verdict, not the smallest counterexample
 
 Select with Hypothesis's own option, `pytest --hypothesis-profile=thorough` (preferred), or with the
 environment, `FENCECHECK_PROFILE=thorough`; the option wins when both are given. Without either, the
@@ -35,6 +37,8 @@ PROFILES: dict[str, dict] = {
     "ci": {"max_examples": 150, "stateful_step_count": 80},
     "thorough": {"max_examples": 600, "stateful_step_count": 150},
     "gate": {"max_examples": 150, "stateful_step_count": 80, "derandomize": True, "database": None},
+    "mutate": {"max_examples": 40, "stateful_step_count": 50, "derandomize": True, "database": None,
+               "phases": [phase for phase in _PHASES if phase is not Phase.shrink]},
 }
 FULL_COVERAGE_PROFILES = frozenset({"thorough"})
 
@@ -55,8 +59,7 @@ def register_profiles() -> None:
             suppress_health_check=_QUIET,
             print_blob=True,
             report_multiple_bugs=False,
-            phases=_PHASES,
-            **values,
+            **{"phases": _PHASES, **values},
         )
     # Parent named explicitly: without one Hypothesis inherits whatever profile is loaded at the time, so a
     # second registration after `gate` or `ci` was loaded made "untimed" a copy of that profile.

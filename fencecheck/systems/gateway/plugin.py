@@ -30,6 +30,7 @@ from fencecheck.plugin.records import (
     Codec,
     Implementations,
     Model,
+    MutationTargets,
     Partitions,
     SuiteParts,
     SystemPlugin,
@@ -420,4 +421,5 @@ GATEWAY = SystemPlugin(
         catalogue="known_bad.gateway",
         parallel_variants=lambda: ("claim_outside_the_transaction",),
     ),
+    mutation=MutationTargets(package="reference.gateway", decisions=("decide.py",), others=("runner.py",)),
 )

@@ -17,6 +17,7 @@ from fencecheck.plugin.records import (
     Codec,
     Implementations,
     Model,
+    MutationTargets,
     Partitions,
     SuiteParts,
     SystemPlugin,
@@ -310,4 +311,5 @@ JOURNAL = SystemPlugin(
         catalogue="known_bad.journal",
         parallel_variants=parallel_variants,
     ),
+    mutation=MutationTargets(package="reference.journal", decisions=("decide.py",), others=("runner.py",)),
 )

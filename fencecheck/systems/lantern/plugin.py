@@ -29,6 +29,7 @@ from fencecheck.plugin.records import (
     Codec,
     Implementations,
     Model,
+    MutationTargets,
     Partitions,
     SuiteParts,
     SystemPlugin,
@@ -275,4 +276,5 @@ LANTERN = SystemPlugin(
         # contest catches it.
         parallel_variants=lambda: ("finding_5_read_then_write_extinguish", "rejected_a3_auto_extinguish_batch"),
     ),
+    mutation=MutationTargets(package="reference.lantern", decisions=("decide.py",), others=("runner.py",)),
 )
