@@ -195,7 +195,7 @@ def mutate_command(args: argparse.Namespace) -> int:
     if system not in SYSTEM_NAMES:
         raise UsageError(f"--system {system!r}: expected one of {', '.join(SYSTEM_NAMES)}")
     targets = plugin_named(system).mutation
-    every = mutation.mutants_of(targets, tuple(args.module) if args.module else None)
+    every = mutation.mutants_of(targets, tuple(args.module) if args.module else None, args.operator)
     settings = Settings(system, Path(args.work or f"artifacts/mutation/{system}"), args.profile, args.workers,
                         args.timeout_factor, args.timeout)
     settings.work.mkdir(parents=True, exist_ok=True)
@@ -252,6 +252,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--module", action="append", metavar="FILE",
                         help="mutate only this file of the reference package (repeatable; default: every target "
                         "the plug-in names)")
+    parser.add_argument("--operator", action="append", metavar="NAME",
+                        help="make mutants with this cosmic-ray operator only (repeatable; e.g. core/AddNot; "
+                        "default: every operator that takes no arguments)")
     parser.add_argument("--work", metavar="DIR", help="work directory: results, packages, logs, the report "
                         "(default artifacts/mutation/<system>)")
     parser.add_argument("--shard", default="1/1", metavar="K/N", help="run every N-th mutant, starting at the K-th")

@@ -25,7 +25,7 @@ import hashlib
 import importlib.util
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import attrs
@@ -133,9 +133,14 @@ def annotation_only(original: str, mutated: str) -> bool:
     return _postponed_annotations(before) and _without_annotations(before) == _without_annotations(ast.parse(mutated))
 
 
-def mutants_of(targets: MutationTargets, modules: tuple[str, ...] | None = None) -> list[Mutant]:
-    """Every mutant of the targets' files (or of `modules`, a subset of them), in file, operator and occurrence
-    order."""
+def operator_names() -> list[str]:
+    return [name for name, _operator in _operators()]
+
+
+def mutants_of(targets: MutationTargets, modules: tuple[str, ...] | None = None,
+               operators: Collection[str] | None = None) -> list[Mutant]:
+    """Every mutant of the targets' files (or of `modules`, a subset of them), made by every operator (or by
+    `operators`, cosmic-ray's names of some), in file, operator and occurrence order."""
     from cosmic_ray.ast import ast_nodes, get_ast
     from cosmic_ray.mutating import mutate_code
 
@@ -147,12 +152,19 @@ def mutants_of(targets: MutationTargets, modules: tuple[str, ...] | None = None)
     if unknown:
         raise UsageError(f"--module {', '.join(unknown)}: not a mutation target of this system; its targets are "
                          f"{', '.join(targets.modules)}")
+    known = operator_names()
+    wrong = sorted(set(operators or ()) - set(known))
+    if wrong:
+        raise UsageError(f"--operator {', '.join(wrong)}: not an operator of cosmic-ray's that takes no arguments; "
+                         f"they are {', '.join(known)}")
     directory = package_dir(targets.package)
     found = []
     for module in chosen:
         original = (directory / module).read_text(encoding="utf-8")
         tree = get_ast(original)
         for operator_name, operator in _operators():
+            if operators is not None and operator_name not in operators:
+                continue
             positions = [where for node in ast_nodes(tree) for where in operator.mutation_positions(node)]
             for occurrence, (start, end) in enumerate(positions):
                 mutated = mutate_code(original, operator, occurrence)

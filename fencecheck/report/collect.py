@@ -56,6 +56,7 @@ from fencecheck.report.model import (
     StatefulSummary,
     SuiteResult,
 )
+from fencecheck.report.mutation import collect_mutation
 from fencecheck.report.parallel import ParallelSection, collect_parallel
 from fencecheck.report.record import GateRecord, capture_environment, run_settings
 from fencecheck.report.wire_faults import check_race_wire_faults, collect_wire_faults, fault_kinds
@@ -168,6 +169,7 @@ def collect(
         known_bad=known_bad,
         parallel=parallel,
         wire_faults=wire_faults,
+        mutation=collect_mutation(c),
         # the suites' own failure texts; stale JUnit files were already left out of suite_results
         failed_tests=tuple(gate_failures.load_replays(
             artifacts, gate_failures.collect(artifacts, [s.name for s in suite_results if s.failing]))),

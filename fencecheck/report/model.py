@@ -20,6 +20,7 @@ from fencecheck.checker.definite import contention_problem, degree_judged, scena
 from fencecheck.checker.known_bad_verdict import STATUSES
 from fencecheck.report.codec import decode, encode
 from fencecheck.report.failures import Failure
+from fencecheck.report.mutation import MutationSection
 from fencecheck.report.parallel import ParallelSection
 from fencecheck.report.wire_faults import WireFaultSection
 from fencecheck.report.wire_faults import warnings as wire_warnings
@@ -395,6 +396,7 @@ _SECTIONS = {
     "known_bad": "knownBad",
     "parallel": "parallel",
     "wire_faults": "wireFaults",
+    "mutation": "mutation",
 }
 
 
@@ -426,6 +428,7 @@ class Run:
     system_under_test: str | None = None  # None: the references; `known_bad.<system>:<variant>` under --known-bad
     system_is_known_bad: bool = False  # the system under test is a known-bad variant (`gate --known-bad`)
     wire_faults: WireFaultSection | None = None  # fault kinds per suite (report/wire_faults.py)
+    mutation: MutationSection | None = None  # fencecheck mutate's scores (report/mutation.py); never judged
 
     @property
     def verdict(self) -> Verdict:
@@ -506,7 +509,7 @@ class Run:
 
 # Sections added to schema version 3 after its first files (version 4 files always have them): absent, they read as
 # "not run".
-_ADDED_IN_VERSION = frozenset({"wireFaults"})
+_ADDED_IN_VERSION = frozenset({"wireFaults", "mutation"})
 
 _SECTION_TYPES = {
     "stateful": StatefulSummary,
@@ -517,6 +520,7 @@ _SECTION_TYPES = {
     "known_bad": KnownBadCatalogue,
     "parallel": ParallelSection,
     "wire_faults": WireFaultSection,
+    "mutation": MutationSection,
 }
 
 

@@ -26,6 +26,7 @@ from fencecheck.report.model import (
     Run,
     StatefulSummary,
 )
+from fencecheck.report.mutation import mutation_html
 from fencecheck.report.parallel import parallel_html
 from fencecheck.report.timeline import hatch_defs, legend, render_timeline
 from fencecheck.report.wire_faults import wire_html
@@ -176,9 +177,9 @@ def _header(run: Run) -> Safe:
 
 def _nav() -> Safe:
     links = [("suites", "Suites"), ("what-failed", "What failed"), ("races", "Races"), ("parallel", "Parallel"),
-             ("wire-faults", "Wire faults"), ("coverage", "Coverage"), ("known-bad", "Known-bad"),
-             ("rules", "Rules"), ("stateful", "Stateful"), ("counterexamples", "Counterexamples"), ("run", "Run"),
-             ("notes", "Notes")]
+             ("wire-faults", "Wire faults"), ("mutation", "Mutation"), ("coverage", "Coverage"),
+             ("known-bad", "Known-bad"), ("rules", "Rules"), ("stateful", "Stateful"),
+             ("counterexamples", "Counterexamples"), ("run", "Run"), ("notes", "Notes")]
     return el("nav", [el("a", label, href=f"#{anchor}") for anchor, label in links])
 
 
@@ -440,6 +441,7 @@ def render_html(run: Run, *, link_base: Path | None = None, artifacts: Path | No
             _races_section(run.races, run),
             parallel_html(run.parallel),
             wire_html(run.wire_faults, run.wire_suites_ran()),
+            mutation_html(run.mutation),
             _coverage_section(run.coverage),
             _known_bad_section(run.known_bad),
             _rules_section(run.rules),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from fencecheck.report.failures import markdown_section
 from fencecheck.report.model import NOT_RUN, RaceScenario, Run
+from fencecheck.report.mutation import mutation_markdown
 from fencecheck.report.parallel import parallel_markdown
 from fencecheck.report.wire_faults import wire_markdown
 
@@ -120,6 +121,7 @@ def render_markdown(run: Run) -> str:
         lines.append(text)
     lines += parallel_markdown(run.parallel, code, _cut)
     lines += wire_markdown(run.wire_faults, run.wire_suites_ran(), code, _cut)
+    lines += mutation_markdown(run.mutation, code)
     if run.races is None:
         lines += [f"**Races:** {NOT_RUN}"]
     else:

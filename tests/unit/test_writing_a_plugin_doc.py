@@ -11,7 +11,15 @@ from pathlib import Path
 
 import attrs
 
-from fencecheck.plugin.records import Codec, Implementations, Model, Partitions, SuiteParts, SystemPlugin
+from fencecheck.plugin.records import (
+    Codec,
+    Implementations,
+    Model,
+    MutationTargets,
+    Partitions,
+    SuiteParts,
+    SystemPlugin,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "writing-a-plugin.md"
@@ -19,7 +27,7 @@ ROW = re.compile(r"^\| `(\w+)` \| ([^|]+) \|", re.M)
 
 
 TABLES = {"SystemPlugin": SystemPlugin, "Model": Model, "Partitions": Partitions, "Implementations": Implementations,
-          "Codec": Codec, "SuiteParts": SuiteParts}
+          "Codec": Codec, "SuiteParts": SuiteParts, "MutationTargets": MutationTargets}
 HEADING = re.compile(r"^`(\w+)`[^\n]*:\n", re.M)
 
 
