@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +29,14 @@ from fencecheck.emulator.lifecycle import emulator_from_environment
 from fencecheck.errors import FencecheckError, UsageError
 from fencecheck.gate import process as gate_process
 from fencecheck.gate import replay as gate_replay
+from fencecheck.gate.suites import (  # re-exported: the gate's tests read them here
+    NOT_HARNESS,
+    SUITES,
+    TAKES_THE_SYSTEM,
+    WORK_STEALING,
+    Suite,
+    suite_args,
+)
 from fencecheck.plugin.registry import ENV_PLUGINS, SYSTEM_NAMES, add_to_environment
 from fencecheck.plugin.registry import plugin as plugin_named
 from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, spellings, system_of_spec
@@ -43,39 +50,6 @@ PROFILES = ("ci", "thorough", "gate")
 NO_TESTS_COLLECTED = 5
 
 
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    args: tuple[str, ...]
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        """The test paths it collects (its arguments that are neither options nor an option's value)."""
-        return tuple(arg for before, arg in zip(("", *self.args), self.args, strict=False)
-                     if not arg.startswith("-") and before != "-m")
-
-
-# The gate verifies the systems: the tests of the harness's own processes (marked harness: a gate inside the
-# gate, replay, signals, progress; about 200 s of test time) are `./run tests`' to run. pytest counts them as
-# deselected, and the gate says so before its first suite.
-NOT_HARNESS = "not harness"  # fencecheck.suites.pytest_plugin.HARNESS_MARKER
-# Each built-in system's own tests (tests/systems/<system>/): those that need no emulator are the unit suite's, the
-# others (marked emulator, by their fixtures) the emulator suite's; its machine and races are the stateful and race
-# suites' parts (SuiteParts), which those suites collect from the plug-in.
-SYSTEMS_TESTS = "tests/systems"
-# xdist's default (load) hands each worker a queue of tests up front: at a suite's end one worker could sit
-# idle while the other still had a module of slow tests queued. An idle worker steals them instead (the unit
-# suite: 125 s to 95 s on two workers). `./run tests` passes the same.
-WORK_STEALING = ("--dist", "worksteal")
-SUITES = (
-    Suite("unit", ("tests/unit", SYSTEMS_TESTS, "-m", f"{NOT_HARNESS} and not emulator")),
-    Suite("rules", ("tests/emulator/test_rules.py",)),
-    Suite("emulator", ("tests/emulator", SYSTEMS_TESTS, "--ignore=tests/emulator/test_rules.py", "-m",
-                       f"{NOT_HARNESS} and emulator")),
-    Suite("stateful", ("stateful_tests",)),
-    Suite("races", ("race_tests",)),
-    Suite("parallel", ("parallel_tests",)),
-)
 # The suites run one after another, except these: beside the stateful suite (the longest, with idle time of its
 # own: lost answers, emulator round trips), in a second lane, one after another in this order. First the races
 # and parallel suites, whose tests mostly wait for the reference runner's wall-clock retry rounds (3 s after an
@@ -95,12 +69,6 @@ def schedule(selected: list[Suite]) -> list[tuple[Suite, tuple[Suite, ...]]]:
     return [(suite, lane if suite.name == BESIDE else ()) for suite in selected if suite.name not in LANE]
 
 
-# Against one implementation (--known-bad, --system) these suites run its system's tests only, without the
-# known-bad catalogues (they run every variant on purpose, which is not what is asked): the tests are marked
-# system(<name>) and catalogue, and the suites' pytest deselects by those marks (fencecheck.suites.pytest_plugin).
-TAKES_THE_SYSTEM = ("stateful", "races", "parallel")  # the other suites test the reference (and the harness) directly
-
-
 def known_bad_names(system: str) -> list[str]:
     """The variants of a system's known-bad catalogue, as its plug-in lists them."""
     return list(plugin_named(system).known_bad_variants())
@@ -115,12 +83,6 @@ def known_bad_system(name: str) -> str:
     every = "; ".join(f"{system} (known_bad/{system}/): {', '.join(known_bad_names(system))}"
                       for system in SYSTEM_NAMES if known_bad_names(system))
     raise UsageError(f"unknown known-bad variant {name!r}: expected one of {every}")
-
-
-def suite_args(suite: Suite, system: str | None) -> tuple[str, ...]:
-    if system is not None and suite.name in TAKES_THE_SYSTEM:
-        return (*suite.args, "--only-system", str(system_of_spec(system)), "--without-catalogues")
-    return suite.args
 
 
 def _run_suite(

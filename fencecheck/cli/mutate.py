@@ -35,6 +35,7 @@ from fencecheck.emulator.lifecycle import emulator_from_environment
 from fencecheck.errors import UsageError
 from fencecheck.gate import process as gate_process
 from fencecheck.gate import replay as gate_replay
+from fencecheck.gate.suites import SUITES, TAKES_THE_SYSTEM, WORK_STEALING, Suite, suite_args
 from fencecheck.mutation import mutants as mutation
 from fencecheck.mutation import outcomes, stryker
 from fencecheck.plugin.registry import SYSTEM_NAMES
@@ -64,15 +65,11 @@ class Settings:
     timeout: float | None  # seconds per mutant; None: timeout_factor x the unmutated copy's time
 
 
-def suites_of(system: str) -> list:
-    from fencecheck.cli.main import SUITES, TAKES_THE_SYSTEM  # the gate's own definition of the suites
-
-    return [suite for suite in SUITES if suite.name in TAKES_THE_SYSTEM]
+# The gate's suites that take an implementation, in the gate's order.
+MUTANT_SUITES = tuple(suite for suite in SUITES if suite.name in TAKES_THE_SYSTEM)
 
 
-def _command(suite, spec: str, junit: Path, settings: Settings) -> list[str]:
-    from fencecheck.cli.main import WORK_STEALING, suite_args
-
+def _command(suite: Suite, spec: str, junit: Path, settings: Settings) -> list[str]:
     return [sys.executable, "-m", "pytest", *suite_args(suite, spec), "-x", "-q", "-n", settings.workers,
             *WORK_STEALING, "-p", "no:cacheprovider", f"--junitxml={junit}", f"--hypothesis-profile={settings.profile}"]
 
@@ -100,7 +97,7 @@ def run_mutant(mutant: mutation.Mutant, settings: Settings, emulator, limit: flo
         return outcomes.Outcome(mutant.id, status, reason, round(time.monotonic() - started, 1), suite, test)
 
     try:
-        for suite in suites_of(settings.system):
+        for suite in MUTANT_SUITES:
             junit = here / failures.JUNIT_DIR / f"{suite.name}.xml"
             with (here / f"{suite.name}.log").open("wb") as log:
                 try:

@@ -18,12 +18,16 @@ from typing import Any
 
 import attrs
 
+from fencecheck.checker.known_bad_verdict import CAUGHT, ERROR, TIMEOUT
+from fencecheck.checker.known_bad_verdict import SURVIVED as SURVIVED_
+from fencecheck.mutation.stryker import STRYKER_STATUS
+from fencecheck.mutation.stryker import schema as stryker_schema
 from fencecheck.report.html_builder import Safe, el
 
 MUTATION_REPORTS = "mutation/*/mutation-report.json"
-KILLED, SURVIVED = "Killed", "Survived"
-COUNTED = ("Killed", "Survived", "Timeout", "RuntimeError")  # a mutant that compiles and is not equivalent
-STATUSES = ("Killed", "Survived", "Timeout", "RuntimeError", "Ignored", "CompileError", "Pending", "NoCoverage")
+KILLED, SURVIVED = STRYKER_STATUS[CAUGHT], STRYKER_STATUS[SURVIVED_]
+# A mutant that compiles and is not equivalent, as fencecheck.mutation.outcomes.Outcome.counted says.
+COUNTED = tuple(STRYKER_STATUS[status] for status in (CAUGHT, SURVIVED_, TIMEOUT, ERROR))
 MAX_SURVIVORS_MD = 8
 
 
@@ -62,6 +66,12 @@ class MutationSection:
     written: dict[str, str]  # system -> when its report was written (UTC, ISO 8601)
 
 
+def _known_statuses() -> list[str]:
+    """Stryker's mutant statuses, from its schema (read when a report is read, not when this module loads)."""
+    mutant = stryker_schema()["properties"]["files"]["additionalProperties"]["properties"]["mutants"]["items"]
+    return mutant["properties"]["status"]["enum"]
+
+
 def _system_entries(data: Any, system: str) -> tuple[list[MutationFile], list[Survivor]]:
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         raise ValueError("expected a Stryker report: an object with `files`")
@@ -70,7 +80,7 @@ def _system_entries(data: Any, system: str) -> tuple[list[MutationFile], list[Su
         statuses: dict[str, int] = {}
         for mutant in entry["mutants"]:
             status = mutant["status"]
-            if status not in STATUSES:
+            if status not in _known_statuses():
                 raise ValueError(f"{path}: unknown mutant status {status!r}")
             statuses[status] = statuses.get(status, 0) + 1
             if status == SURVIVED:

@@ -182,6 +182,7 @@ def test_the_gate_leaves_the_harness_s_own_process_tests_to_run_tests():
         "tests/emulator/test_emulator_lifecycle.py", "tests/emulator/test_emulator_start_beside_grpc.py",
         "tests/emulator/test_example_plugin_gate.py", "tests/emulator/test_gate_known_bad.py",
         "tests/emulator/test_gate_signals.py", "tests/emulator/test_known_bad_rounds.py",
+        "tests/emulator/test_mutate_command.py",
         "tests/unit/test_cli_gate.py", "tests/unit/test_progress.py", "tests/unit/test_run_token.py",
     }
     # each system's own tests are the unit suite's or the emulator suite's, by their emulator mark, never both

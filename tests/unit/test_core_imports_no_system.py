@@ -482,6 +482,8 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("plugin",)),
     ("checker", "histories and the checker: a function of a history and the model, with no Firestore",
      ("checker",)),
+    ("mutation", "the mutants of a reference, their outcomes and the Stryker report: data, no process and no Firestore",
+     ("mutation",)),
     ("shells", "the outside world: the emulator and Firestore clients, implementation processes, the wire proxy; they "
                "carry calls and faults, and know no runner or verdict",
      ("emulator", "protocol", "wire")),
