@@ -36,3 +36,16 @@ def test_every_registered_system_has_race_scenarios(name):
             f"artifacts_dir, counterexamples_dir, emulator, project_id, wire_mix)")
         assert isinstance(getattr(scenario, "promise_text", None), str), (
             f"{races.__name__}: scenario {scenario.name} has no promise_text")
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.system(name)) for name in SYSTEM_NAMES])
+def test_the_races_of_every_system_call_each_of_its_operations(name):
+    """Each operation of the system's table is some racer's call (a scenario's `contest()`, built without
+    Firestore): an operation no race calls is never tried against a concurrent one."""
+    system = plugin(name)
+    races = suite_parts.load(system, "races")
+    contests = [scenario.contest() for scenario in races.SCENARIOS]
+    raced = [op for contest in contests for racer in contest.racers for op in (racer.op, racer.first_op)
+             if op is not None]
+    problems = suite_parts.uncalled_functions(system, raced, "race scenarios")
+    assert not problems, "; ".join(problems)

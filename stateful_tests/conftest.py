@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 import fencecheck.plugin.suite_parts as suite_parts
-from fencecheck.checker import coverage
+from fencecheck.checker import coverage, near_miss
 from fencecheck.errors import FencecheckError
 from fencecheck.plugin.registry import SYSTEM_NAMES, plugin
 from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, reference_run
@@ -107,4 +107,5 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for system, counts in coverage.PROCESS_COUNTS.items():
         if counts and reference_run(system=system):
-            coverage.write(_coverage_dir(session.config), _worker(session.config), counts, system)
+            coverage.write(_coverage_dir(session.config), _worker(session.config), counts, system,
+                           near_miss.PROCESS_COUNTS[system])

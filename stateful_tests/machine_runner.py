@@ -62,6 +62,29 @@ def run_machine(machine: Any, *, settings, emulator, project_id, db, wire=None) 
             machine.wire = None
 
 
+def write_counterexamples(machine: Any, programs: list[list[Any]], error: BaseException) -> list[Path]:
+    """Write each non-empty program of `machine` that failed with `error` to counterexamples/, naming the
+    implementation it drove unless that is the reference, and add the replay command to the error (where the
+    gate finds the files: fencecheck.report.failures.counterexample_paths)."""
+    plugin = machine.plugin
+    on_reference = machine.system is plugin.reference
+    paths = [
+        write_counterexample(
+            COUNTEREXAMPLES,
+            program,
+            machine=machine.__name__,
+            failure=f"{type(error).__name__}: {error}",
+            system_module=None if on_reference else plugin.spec_of(machine.system),
+            plugin=plugin,
+        )
+        for program in programs
+        if program
+    ]
+    if paths:
+        error.add_note("counterexample written; replay it with: " + " ; ".join(map(replay_command, paths)))
+    return paths
+
+
 def _wire_faults(machine: Any, before: Counter[str]) -> dict[str, int]:
     """The wire faults applied since `before` (the proxy may serve the whole test process), per kind."""
     return dict(machine.wire.kinds() - before) if machine.wire is not None else {}
@@ -80,22 +103,9 @@ def _run_machine(machine: Any, *, settings, emulator, project_id, db) -> None:
         run_state_machine_as_test(machine, settings=settings)
     except Exception as error:
         failures.append({"message": f"{type(error).__name__}: {str(error)[:2000]}", "counterexample": None})
-        programs = machine.final_programs or [machine.last_program]
-        paths = [
-            write_counterexample(
-                COUNTEREXAMPLES,
-                program,
-                machine=machine.__name__,
-                failure=f"{type(error).__name__}: {error}",
-                system_module=None if on_reference else plugin.spec_of(machine.system),
-                plugin=plugin,
-            )
-            for program in programs
-            if program
-        ]
+        paths = write_counterexamples(machine, machine.final_programs or [machine.last_program], error)
         if paths:
             failures[-1]["counterexample"] = str(paths[-1])
-            error.add_note("counterexample written; replay it with: " + " ; ".join(map(replay_command, paths)))
         raise
     finally:
         machine.emulator = machine.project_id = machine.db = None

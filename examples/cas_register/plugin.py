@@ -149,6 +149,7 @@ CAS_REGISTER = SystemPlugin(
         resolve=resolve,
         unavailable_code=UNAVAILABLE,
         operation=call_arguments,  # called as `impl.api.<name>(db=..., attempt_log=..., **arguments)`
+        functions=FUNCTIONS,
         clockless=FUNCTIONS,  # each is handed no clock
         read_set=read_set,
         # The contract's one error answer is its unavailable code (implementation.CasUnavailable carries it).

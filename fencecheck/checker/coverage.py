@@ -6,7 +6,11 @@ writes `artifacts/coverage/<system>-transitions-<worker>.json` (`<worker>` is th
 
     {"schema": "fencecheck.journal-transitions/1", "worker": "gw0",
      "counts": {"register.absent.new": 812, ...every row id, in table order...},
-     "unexercised_reachable": [...]}
+     "unexercised_reachable": [...],
+     "nearMiss": {"exact-retry": {"finish.retry_committed": 31, ...}, ...every class...}}
+
+`nearMiss` counts the transitions each near-miss class of calls reached (fencecheck.checker.near_miss);
+`merge_near_misses(files)` sums it.
 
 `merge(files, system)` sums the counts of several such files; `unexercised(counts, system)` lists the
 reachable rows that never fired. Every function takes the system by its plug-in's name.
@@ -19,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from fencecheck.checker import near_miss
 from fencecheck.plugin.registry import plugin
 
 PROCESS_COUNTS: defaultdict[str, Counter[str]] = defaultdict(Counter)
@@ -67,17 +72,25 @@ def merge(files: Iterable[str | Path], system: str) -> dict[str, int]:
     return normalized(total, system)
 
 
+def merge_near_misses(files: Iterable[str | Path]) -> dict[str, dict[str, int]]:
+    """Sum the near-miss counts of coverage files (class -> transition -> count, every class present); a file
+    written before they were counted adds nothing."""
+    return near_miss.merge(json.loads(Path(file).read_text(encoding="utf-8")).get("nearMiss", {}) for file in files)
+
+
 def coverage_path(directory: str | Path, worker: str, system: str) -> Path:
     return Path(directory) / f"{file_prefix(system)}{worker}.json"
 
 
-def write(directory: str | Path, worker: str, counts: Mapping[str, int], system: str) -> Path:
-    """Write one process's counts; returns the file's path."""
+def write(directory: str | Path, worker: str, counts: Mapping[str, int], system: str,
+          near_misses: Mapping[str, Mapping[str, int]] | None = None) -> Path:
+    """Write one process's counts (and its near-miss counts, class -> transition -> count); returns the path."""
     full = normalized(counts, system)
     path = coverage_path(directory, worker, system)
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"schema": schema(system), "worker": worker, "counts": full,
-                "unexercised_reachable": unexercised(full, system)}
+                "unexercised_reachable": unexercised(full, system),
+                "nearMiss": near_miss.merge([near_misses or {}])}
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return path
 

@@ -123,7 +123,20 @@ def _run_suite(
 
 
 def _result_line(label: str, status: str, counts: SuiteCounts, elapsed: float) -> str:
-    return f"{label}: {status}, {counts.passed} passed, {counts.failed + counts.errors} failed, {elapsed:.1f} s"
+    line = f"{label}: {status}, {counts.passed} passed, {counts.failed + counts.errors} failed, {elapsed:.1f} s"
+    return "\n".join([line, *drives_lines(counts)])
+
+
+def drives_lines(counts: SuiteCounts) -> list[str]:
+    """What a suite run against one implementation drove (its tests' `fencecheck_drives`): nothing for a suite
+    that was not, so a reader sees how many of its tests put the named implementation to the test."""
+    if not (counts.drove_implementation or counts.reference_only or counts.no_implementation):
+        return []
+    lines = [f"  {counts.drove_implementation} tests drove the implementation under test, "
+             f"{len(counts.reference_only)} only the reference, {counts.no_implementation} no implementation "
+             "(checks of the suite's parts)"]
+    lines += [f"  reference-only: {name}" for name in counts.reference_only]
+    return lines
 
 
 LANE_OUTPUT = "output"

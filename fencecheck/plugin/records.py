@@ -143,6 +143,10 @@ def _never(_value: Any) -> bool:
     return False
 
 
+def _no_near_misses(_state: Any, _op: Any) -> tuple[str, ...]:
+    return ()
+
+
 def _no_problems(*_args: Any) -> list[str]:
     return []
 
@@ -168,6 +172,10 @@ class Model:
     # document match (the journal's audit chain); called only when the documents matched.
     stored_problems: Callable[[Any, Mapping[str, Any], Iterable[str]], list[str]] = _no_problems
     shorten: Callable[[str, Any], str] = _identity_text  # abbreviate long ids in failure messages
+    # (state before the call, op) -> the near-miss classes only the system can tell (fencecheck.checker.near_miss:
+    # current-fence-other-holder, stored-but-one-field, clock-boundary); the core tells exact retries and
+    # one-field changes itself. Counted per class in transition coverage.
+    near_misses: Callable[[Any, Any], Iterable[str]] = _no_near_misses
 
 
 # The one partition of a system whose operations span the whole project (the default `Partitions`).
@@ -216,6 +224,9 @@ class Implementations:
     function: Callable[[Any, str], Callable[..., Any]] = lambda impl, name: getattr(impl.api, name)
     # The table's functions that are handed no clock (they never read the time); every other one gets `clock=`.
     clockless: tuple[str, ...] = ()
+    # Every function of the table: the system's operations, each of which its races and parallel programs must call
+    # (race_tests/test_race_suite_parts.py, parallel_tests/test_parallel_suite_parts.py).
+    functions: tuple[str, ...] = ()
     # (impl, db, op, clock, log=None) -> the output object, or raises: a call of the system's own, for a system
     # without an operation table (there is then no process protocol to derive). None: derived from the table.
     invoke: Callable[..., Any] | None = None
@@ -386,6 +397,13 @@ class SystemPlugin:
         return (spec == self.spec_of(self.reference)
                 or any(spec.startswith(p) if p.endswith(":") else spec == p for p in claimed))
 
+    def function_of(self, op: Any) -> str | None:
+        """The name of the table's function that `op` calls; None for a fault (no call) or a system without a
+        table (`invoke`)."""
+        if self.implementations.operation is None or self.is_fault(op):
+            return None
+        return self.implementations.operation(op)[0]
+
     @property
     def transition_ids(self) -> tuple[str, ...]:
         return tuple(row.id for row in self.transitions)
@@ -483,9 +501,10 @@ def _call_problems(implementations: Implementations) -> list[str]:
     if given[0] == given[1]:
         return ["implementations.operation, implementations.invoke: give exactly one (the operation table, or a "
                 f"call of the system's own), not {'both' if given[0] else 'neither'}"]
-    clockless = implementations.clockless
-    if not isinstance(clockless, tuple) or any(not isinstance(name, str) or not name for name in clockless):
-        return [f"implementations.clockless: expected a tuple of function names (non-empty str), got {clockless!r}"]
+    for field in ("clockless", "functions"):
+        names = getattr(implementations, field)
+        if not isinstance(names, tuple) or any(not isinstance(name, str) or not name for name in names):
+            return [f"implementations.{field}: expected a tuple of function names (non-empty str), got {names!r}"]
     return []
 
 

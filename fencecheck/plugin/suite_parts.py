@@ -8,6 +8,7 @@ into failing tests (`missing_part_message`), so a system left out is a red test,
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,15 @@ def load(system: SystemPlugin, part: str) -> Any:
     if where is None:
         raise LookupError(f"{system.name} declares no {part}")
     return load_part(where)
+
+
+def uncalled_functions(system: SystemPlugin, ops: Iterable[Any], where: str) -> list[str]:
+    """Why `ops` (what `where`, a system's races or parallel programs, calls) do not put every operation of
+    `system` to the test: each function of its table (`Implementations.functions`) that none of them calls, or
+    that the system declares no functions. Empty when every one is called."""
+    if not system.functions:
+        return [f"{system.name} declares no operations (Implementations.functions: every function of its table), so "
+                f"nothing can tell whether its {where} call each of them"]
+    called = {system.function_of(op) for op in ops}
+    return [f"no {where.rstrip('s')} of {system.name} calls {name}: its concurrent behaviour goes untested"
+            for name in system.functions if name not in called]

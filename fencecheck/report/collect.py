@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from fencecheck.checker import coverage as transition_coverage
+from fencecheck.checker import near_miss
 from fencecheck.checker.history import History
 from fencecheck.checker.linearizability import check
 from fencecheck.plugin.registry import SYSTEM_NAMES
@@ -46,6 +47,7 @@ from fencecheck.report.model import (
     KnownBadResult,
     LockTimeouts,
     LockTimeoutSource,
+    NearMissCoverage,
     RaceCall,
     RaceScenario,
     RaceSection,
@@ -222,6 +224,9 @@ def _suite_result(name: str, status: str, counts: SuiteCounts, wall: float | Non
         seconds=counts.seconds,
         wall_seconds=wall,
         failing=counts.failing,
+        drove_implementation=counts.drove_implementation,
+        reference_only=counts.reference_only,
+        no_implementation=counts.no_implementation,
     )
 
 
@@ -278,7 +283,10 @@ def _system_coverage(c: _Collector, system: str) -> Coverage | None:
         )
         for row in plugin_named(system).transitions
     )
-    return Coverage(rows, len(readable), system)
+    near = transition_coverage.merge_near_misses(readable)  # already read: a malformed file failed above
+    near_misses = tuple(NearMissCoverage(name, near_miss.CLASSES[name], tuple(counts.items()))
+                        for name, counts in near.items())
+    return Coverage(rows, len(readable), system, near_misses)
 
 
 # --- races -------------------------------------------------------------------------------------------

@@ -99,6 +99,15 @@ class SuiteResult:
     seconds: float = 0.0  # sum of the test cases' times (JUnit)
     wall_seconds: float | None = None  # the suite's process, start to end (gate only)
     failing: tuple[str, ...] = ()
+    # Against one implementation (gate --known-bad / --system): what its tests drove (fencecheck.report.junit).
+    drove_implementation: int = 0
+    reference_only: tuple[str, ...] = ()
+    no_implementation: int = 0
+
+    @property
+    def against_one(self) -> bool:
+        """The suite ran against one implementation and its tests said what they drove."""
+        return bool(self.drove_implementation or self.reference_only or self.no_implementation)
 
     def __attrs_post_init__(self) -> None:
         if self.status not in SUITE_STATUSES:
@@ -167,12 +176,26 @@ class CoverageRow:
 
 
 @attrs.frozen
+class NearMissCoverage:
+    """The calls of one near-miss class (fencecheck.checker.near_miss) and the transitions they reached."""
+
+    name: str
+    description: str
+    transitions: tuple[tuple[str, int], ...] = ()  # (transition, count), by transition id
+
+    @property
+    def calls(self) -> int:
+        return sum(count for _transition, count in self.transitions)
+
+
+@attrs.frozen
 class Coverage:
     """One system's transition coverage."""
 
     rows: tuple[CoverageRow, ...]
     files: int  # per-process coverage files merged
     system: str  # the plug-in's name (fencecheck.plugin.registry)
+    near_misses: tuple[NearMissCoverage, ...] = ()  # every class, in fencecheck.checker.near_miss.CLASSES order
 
     _json_derived: ClassVar = ("unexercised_reachable",)
 

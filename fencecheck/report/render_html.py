@@ -224,7 +224,16 @@ def _suites_section(run: Run) -> Safe:
     ]
     table = _table(["suite", "status", "tests", "passed", "failed", "skipped", "test s", "wall s", "failing"],
                    rows, numeric=(2, 3, 4, 5, 6, 7), id="suites-table")
-    return _section("suites", "Suites", None, table)
+    driving = [s for s in run.suites if s.against_one]
+    if not driving:
+        return _section("suites", "Suites", None, table)
+    drove = _table(
+        ["suite", "drove the implementation under test", "reference only", "no implementation", "reference-only tests"],
+        [_row(s.name, s.drove_implementation, len(s.reference_only), s.no_implementation,
+              el("pre", "\n".join(s.reference_only)) if s.reference_only else "", numeric=(1, 2, 3))
+         for s in driving],
+        numeric=(1, 2, 3), id="suites-drove-table")
+    return _section("suites", "Suites", None, el("div", table, el("h3", "What each test drove"), drove))
 
 
 def _stateful_section(stateful: StatefulSummary | None) -> Safe:
@@ -269,7 +278,15 @@ def _system_coverage(coverage: Coverage) -> list[Safe]:
                          class_=state, data_transition=r.id))
     table = _table(["transition", "op", "from", "condition", "outcome", "writes", "reachable", "count", ""], rows,
                    numeric=(7,), id=f"coverage-table-{coverage.system}", class_="coverage-table")
-    return [summary, table]
+    if not coverage.near_misses:
+        return [summary, table]
+    near = _table(["near-miss class", "what it is", "calls", "transitions reached"],
+                  [_row(el("code", n.name), n.description, n.calls,
+                        [el("code", f"{transition}×{count}", " ") for transition, count in n.transitions] or
+                        badge("never drawn"), numeric=(2,))
+                   for n in coverage.near_misses],
+                  numeric=(2,), id=f"near-miss-table-{coverage.system}")
+    return [summary, table, el("h3", f"Near-miss inputs: {coverage.system}"), near]
 
 
 def _race_summary_row(s: RaceScenario) -> Safe:

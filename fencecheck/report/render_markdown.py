@@ -78,6 +78,12 @@ def render_markdown(run: Run) -> str:
     for s in run.suites:
         wall = "—" if s.wall_seconds is None else f"{s.wall_seconds:.1f}"
         lines.append(f"| {cell(s.name)} | {s.status} | {s.passed} | {s.failed + s.errors} | {s.skipped} | {wall} |")
+    driving = [s for s in run.suites if s.against_one]
+    if driving:
+        lines += ["", "What the suites against the implementation under test drove:"]
+        lines += [f"- {cell(s.name)}: {s.drove_implementation} tests drove it, {len(s.reference_only)} only the "
+                  f"reference, {s.no_implementation} no implementation (checks of the suite's parts)" for s in driving]
+        lines += [f"  - reference-only: {code(name)}" for s in driving for name in _cut(list(s.reference_only))]
     failing = [name for s in run.suites for name in s.failing]
     if failing:
         lines += ["", "Failing tests:", *[f"- {code(name)}" for name in _cut(failing)]]
@@ -101,6 +107,11 @@ def render_markdown(run: Run) -> str:
                 part += " (unexercised: " + ", ".join(code(m) for m in _cut(missing)) + ")"
             parts.append(part)
         lines.append("**Transition coverage:** " + "; ".join(parts))
+        for coverage in run.coverage.systems:
+            if coverage.near_misses:
+                shown = ", ".join(f"{n.name} {n.calls} calls to {len(n.transitions)} transitions"
+                                  for n in coverage.near_misses)
+                lines.append(f"**Near-miss inputs ({coverage.system}):** {shown}")
     lock = run.lock_timeouts
     count = NOT_RUN if lock is None else "unknown" if lock.count is None else lock.count
     lines.append(f"**Emulator lock timeouts:** {count}")

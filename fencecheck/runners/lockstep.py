@@ -46,11 +46,12 @@ contiguous up to its lifecycle revision. What changes is how much is read:
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from fencecheck.checker import near_miss
 from fencecheck.emulator.firestore_io import (
     CommitFailureClient,
     Stored,
@@ -143,6 +144,7 @@ class Lockstep:
         self.state = plugin.initial_state()
         self.ops: list[Any] = []
         self.transitions: Counter[str] = Counter()
+        self.near_misses: defaultdict[str, Counter[str]] = defaultdict(Counter)  # class -> transitions it reached
         self.mismatched = False  # a LockstepMismatch was raised (the machine's teardown then skips its check)
         self._coverage = coverage
         self._clock_reads: tuple[int, int] | None = None  # (reads, required) of the latest call; None for a fault
@@ -164,6 +166,8 @@ class Lockstep:
         if self.epoch is None and now is not None:
             self.epoch = now
         h = plugin.partition_of(op)
+        # Counted wherever transition coverage is: the near-miss classes of the call, told before it runs.
+        near = () if fault or self._coverage is None else near_miss.classes(plugin, self.state, op, self.ops)
         new_state, result = plugin.step(self.state, op)
         if fault and result.wrote:
             # The rewrite deletes what it finds at the key's paths: read them back first (a stray write there by
@@ -191,6 +195,9 @@ class Lockstep:
         self.transitions[result.transition] += 1
         if self._coverage is not None:
             self._coverage[result.transition] += 1
+        for name in near:
+            self.near_misses[name][result.transition] += 1
+            near_miss.PROCESS_COUNTS[plugin.name][name][result.transition] += 1
         # A call that is handed no clock reading must not read one; every other call reads it exactly once.
         self._clock_reads = None if clock is None else (clock.reads, 0 if now is None else 1)
         return result, observed

@@ -15,6 +15,10 @@ from pathlib import Path
 # emulator logs): `fencecheck gate --artifacts DIR` hands DIR to its suites' processes in this variable, so the
 # report it collects from DIR finds what they wrote; a pytest run without it writes under <rootdir>/artifacts.
 ENV_ARTIFACTS = "FENCECHECK_ARTIFACTS"
+# Against one implementation (--only-system), what each test drove, as a JUnit property the gate counts
+# (fencecheck.suites.pytest_plugin writes it, fencecheck.report.junit reads it).
+DRIVES_PROPERTY = "fencecheck_drives"
+DROVE_IMPLEMENTATION, DROVE_REFERENCE, DROVE_NOTHING = "implementation", "reference", "nothing"
 
 
 def artifacts_root(rootpath: Path) -> Path:

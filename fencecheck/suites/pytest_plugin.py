@@ -21,8 +21,12 @@ deselects them. A test module of one system's implementation is marked ``system(
 ``--only-system NAME`` (what ``fencecheck gate --known-bad`` / ``--system`` passes to the suites that take the
 system) deselects the other systems' tests, and ``--without-catalogues`` the known-bad catalogues (marked
 ``catalogue``); pytest counts them as deselected. The gate's unit and emulator suites run with
-``-m "not harness"``: the tests of the harness's own processes are ``./run tests``'. Missing Java or emulator
-is an error, never a skip.
+``-m "not harness"``: the tests of the harness's own processes are ``./run tests``'. Against one system, each test
+left records what it drives as the JUnit property ``fencecheck_drives``: ``implementation`` (a test of that system
+on the emulator: it takes the implementation under test), ``reference`` (one marked ``reference_only(reason)``: it
+drives only the reference or fixed variants, whatever the gate was asked) or ``nothing`` (any other: a check of the
+suite's parts, which never needs the emulator); the gate counts them per suite and the evidence report shows the
+counts (fencecheck.report.junit). Missing Java or emulator is an error, never a skip.
 
 The process that owns the emulator writes ``artifacts/emulator/session-<worker>.json`` (host, log
 path, lock-timeout count, versions) at the end, as evidence for reports.
@@ -62,7 +66,14 @@ from fencecheck.emulator.lifecycle import (
 from fencecheck.plugin.registry import SYSTEM_NAMES, system_names
 from fencecheck.problems import KINDS_PROPERTY as PROBLEM_KINDS_PROPERTY  # the gate reads it back from JUnit
 from fencecheck.problems import kinds_of, problems_in
-from fencecheck.suites import artifacts_root, hypothesis_profiles
+from fencecheck.suites import (
+    DRIVES_PROPERTY,
+    DROVE_IMPLEMENTATION,
+    DROVE_NOTHING,
+    DROVE_REFERENCE,
+    artifacts_root,
+    hypothesis_profiles,
+)
 
 if TYPE_CHECKING:
     from google.cloud import firestore
@@ -74,6 +85,7 @@ if TYPE_CHECKING:
 SYSTEM_MARKER = "system"  # system("lantern"): the test verifies that system's implementation
 CATALOGUE_MARKER = "catalogue"  # the test runs a known-bad catalogue: every variant, on purpose
 HARNESS_MARKER = "harness"  # the test verifies the harness's own processes: ./run tests runs it, the gate does not
+REFERENCE_ONLY_MARKER = "reference_only"  # reference_only("why"): a system's test that never takes the implementation
 ONLY_SYSTEM_OPTION = "--only-system"
 WITHOUT_CATALOGUES_OPTION = "--without-catalogues"
 ENV_LOG = "FENCECHECK_EMULATOR_LOG"  # lets workers count lock timeouts in the controller's log
@@ -249,6 +261,9 @@ def _configure_emulator(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{CATALOGUE_MARKER}: runs a known-bad catalogue")
     if HARNESS_MARKER not in declared:
         config.addinivalue_line("markers", f"{HARNESS_MARKER}: tests the harness's own processes")
+    if REFERENCE_ONLY_MARKER not in declared:
+        config.addinivalue_line("markers", f"{REFERENCE_ONLY_MARKER}(reason): a system's test that drives only its "
+                                           "reference (or fixed variants), never the implementation under test")
     if hasattr(config, "workerinput"):
         # An xdist worker outlives a controller killed by SIGTERM/SIGKILL until its current test
         # ends; SIGTERM on the controller's death makes it stop its own emulators at once.
@@ -351,6 +366,23 @@ def _deselect_other_systems(config: pytest.Config, items: list[pytest.Item]) -> 
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item, system in zip(items, systems, strict=True) if not deselected(item, system)]
+    if only is not None:
+        for item in items:
+            item.user_properties.append((DRIVES_PROPERTY, _drives(item)))
+
+
+def _drives(item: pytest.Item) -> str:
+    """What a test left by --only-system drives (the JUnit property the gate counts)."""
+    marker = item.get_closest_marker(REFERENCE_ONLY_MARKER)
+    if marker is not None:
+        if len(marker.args) != 1 or not isinstance(marker.args[0], str) or not marker.args[0]:
+            raise pytest.UsageError(f"{item.nodeid}: the {REFERENCE_ONLY_MARKER} marker takes one reason, a "
+                                    f"non-empty string; got {marker.args!r}")
+        return DROVE_REFERENCE
+    # An implementation under test runs on the emulator: a test that never asks for it (a check of the suite's
+    # parts, of a system's or of none) drove no implementation, whatever its marks.
+    on_emulator = item.get_closest_marker(MARKER) is not None
+    return DROVE_IMPLEMENTATION if on_emulator and item.get_closest_marker(SYSTEM_MARKER) else DROVE_NOTHING
 
 
 def _raise_forwarded_error(text: str) -> None:

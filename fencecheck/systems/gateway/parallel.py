@@ -11,15 +11,21 @@ journal whose prefix is one of its lives' stages:
 - branch calls: a consume claim, a consume answer (the first owner's fresh answer or the current owner's
   replay), a provider intent, the provider owner's report, a reconcile lease, settled or failed evidence from
   the provider or reconcile owner, a manual COMMIT or RELEASE, a window closure; each by one of a few workers;
+  and, at any stage, the two calls that never write after the prefix's begin (`OBSERVERS`): a read of the
+  journal (`get_gateway_journal`: its state, revision, fence and whether a lease is active at the reading,
+  judged against the writes around it) and the begin retried, exactly (`begun_existing`, the stored state) or
+  with the provider input changed (`CHANGED`: `binding_conflict` whatever the stage);
 - clock readings at the boundaries: a second after the prefix, 1 µs before the stage's lease expiry, at it
   exactly (equality is expired), a second after it, and 1 ms before and at the settlement deadline (equality
   is elapsed). A boundary that a stage does not have falls back to the first reading;
 - swarm testing (as the journal's and the lantern's): each program draws its calls' intents from one subset,
   so some programs are all claims, or all evidence and reconcile leases, and concentrate one contest; the
-  subset is kept to the intents that can write at the stage (`WRITERS`).
+  subset's writers are kept to the intents that can write at the stage (`WRITERS`, all of them when it names
+  none) and its observers join them, so a swarm of observers alone races them against the stage's writers.
 
-Everything shrinks toward the simplest race: a begun journal, then two claims a second later. Every call draws
-the same choices whatever its intent, so simplifying one call keeps the meaning of the next.
+Everything shrinks toward the simplest race: a begun journal, then two claims a second later (the writers come
+first, the observers after them). Every call draws the same choices whatever its intent (its intent, worker,
+clock reading, variant and holder), so simplifying one call keeps the meaning of the next.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import attrs
 from hypothesis import strategies as st
 
 from fencecheck.emulator.firestore_io import Stored, read_project
@@ -44,6 +51,7 @@ from model.gateway import (
     CloseWindow,
     Evidence,
     GatewayState,
+    Get,
     HostedAnswer,
     JournalRef,
     ManualTerminal,
@@ -64,6 +72,9 @@ S = timedelta(seconds=1)
 NAMESPACE = "gw-par"
 REF = JournalRef(NAMESPACE, "merchant-binding-1", "0f8fad5b-d9cb-469f-a165-70867728950e", "stripe_payment_intent",
                  '{"amount":1200,"currency":"usd"}', '{"payment_method":"pm_card_visa"}')
+# The same operation id with one field of its input changed: the same journal (the key has no input in it), another
+# operation identity, so the contract refuses it at every stage (`binding_conflict`).
+CHANGED = attrs.evolve(REF, provider_input='{"payment_method":"pm_card_mastercard"}')
 OWNER_A, OWNER_B, PROVIDER, RECONCILER, OTHER = "owner-a", "owner-b", "provider-p", "reconciler-r", "worker-c"
 WORKERS = (OWNER_A, OWNER_B, PROVIDER, RECONCILER, OTHER)
 
@@ -118,7 +129,10 @@ STAGES: dict[str, tuple[tuple[Any, ...], datetime | None]] = {
 }
 
 # Why a call is drawn (see the module docstring); "claim" first: the simplest race is two claims.
-INTENTS = ("claim", "record", "provider_intent", "report", "reconcile", "evidence", "manual", "close")
+# The intents that never write once the journal is begun (every prefix begins it): a read, and the begin retried
+# (exactly, or with its input changed). They join a swarm's writers at any stage, never replace them.
+OBSERVERS = ("get", "begin")
+INTENTS = ("claim", "record", "provider_intent", "report", "reconcile", "evidence", "manual", "close", *OBSERVERS)
 SWARMS = (
     INTENTS,
     ("claim",),
@@ -128,11 +142,14 @@ SWARMS = (
     ("evidence", "reconcile"),
     ("manual", "reconcile"),
     ("evidence", "manual", "close"),
+    ("claim", "get"),
+    OBSERVERS,  # the stage's writers, read and begun again
 )
 
 
-# The intents that can write at each stage (a swarm's intents are kept to these, or all of these when it has
-# none of them): most calls at the wrong stage only observe, and a race of observers proves little.
+# The intents that can write at each stage (a swarm's writers are kept to these, or all of these when it has
+# none of them): most calls at the wrong stage only observe, and a race of observers proves little. No observer
+# is among them: they write at no stage.
 WRITERS = {
     "begun": ("claim",),
     "claimed": ("claim", "record"),
@@ -159,11 +176,17 @@ def _pick(options: tuple, index: int) -> Any:
 @st.composite
 def gateway_calls(draw: st.DrawFn, stage: str, intents: tuple[str, ...] = INTENTS) -> Any:
     """One call on the stage's journal, with an intent from `intents` (see the module docstring)."""
-    usable = tuple(intent for intent in intents if intent in WRITERS[stage]) or WRITERS[stage]
+    writers = tuple(intent for intent in intents if intent in WRITERS[stage]) or WRITERS[stage]
+    usable = writers + tuple(intent for intent in intents if intent in OBSERVERS)
     intent = _pick(usable, draw(st.integers(0, len(INTENTS) - 1)))
     worker = WORKERS[draw(st.integers(0, len(WORKERS) - 1))]
     now = _pick(readings(stage), draw(st.integers(0, 5)))
-    choice = draw(st.integers(0, 1))  # the call's variant: which answer, evidence, terminal or fence
+    choice = draw(st.integers(0, 1))  # the call's variant: which answer, evidence, terminal or begin input
+    holder = draw(st.integers(0, 1))  # evidence's lease holder: the provider owner or the reconcile owner
+    if intent == "get":
+        return Get(journal=REF, now=now)
+    if intent == "begin":  # the same begin retried exactly, or with the provider input changed
+        return Begin(journal=(REF, CHANGED)[choice], now=now)
     if intent == "claim":
         return ClaimConsume(journal=REF, lease_id=worker, now=now)
     if intent == "record":  # the first owner's fresh answer, or the recovering owner's replay
@@ -176,7 +199,7 @@ def gateway_calls(draw: st.DrawFn, stage: str, intents: tuple[str, ...] = INTENT
     if intent == "reconcile":
         return TakeReconcileLease(journal=REF, lease_id=worker, now=now)
     if intent == "evidence":  # settled or failed, from the provider owner (fence 2) or the reconcile owner (3)
-        lease, fence = ((PROVIDER, 2), (RECONCILER, 3))[draw(st.integers(0, 1))]
+        lease, fence = ((PROVIDER, 2), (RECONCILER, 3))[holder]
         return ApplyEvidence(journal=REF, lease_id=lease, expected_fence_epoch=fence,
                              evidence=_evidence(("SETTLED", "FAILED")[choice]), now=now)
     if intent == "manual":

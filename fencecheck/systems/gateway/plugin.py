@@ -63,6 +63,7 @@ from model.gateway import (
     stored_documents,
 )
 from model.gateway.constants import ERROR_CODES, GATEWAY_UNAVAILABLE, LINEARIZABLE
+from model.gateway.near_misses import near_misses
 
 REFERENCE_SPEC = "reference.gateway"
 VARIANT_PREFIX = "known_bad.gateway:"
@@ -369,6 +370,7 @@ GATEWAY = SystemPlugin(
         # greedily is not known to be sound; the checker then searches every order.
         commutes_when_read_only=lambda _op: False,
         shorten=shorten,
+        near_misses=near_misses,
     ),
     partitions=Partitions(
         partition_of=partition_of,
@@ -383,6 +385,7 @@ GATEWAY = SystemPlugin(
         resolve=resolve,
         unavailable_code=GATEWAY_UNAVAILABLE,
         operation=call_arguments,
+        functions=tuple(FUNCTIONS.values()),
         read_set=read_set,
         clock_of=_clock_of,
         error_code=_error_code,

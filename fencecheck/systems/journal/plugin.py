@@ -28,7 +28,7 @@ from fencecheck.plugin.records import (
 from fencecheck.plugin.specs import import_module
 from fencecheck.runners.lockstep import Lockstep
 from fencecheck.runners.lockstep import replay as lockstep_replay
-from fencecheck.systems.journal.api import ReferenceAPI, call_arguments
+from fencecheck.systems.journal.api import FUNCTIONS, ReferenceAPI, call_arguments
 from fencecheck.systems.journal.codec import command_from_json, command_to_json, op_from_json, op_to_json
 from fencecheck.systems.journal.counterexamples import counterexample_system, hoisted
 from fencecheck.systems.journal.exec import exec_journal, is_exec_spec
@@ -49,6 +49,7 @@ from model.journal import (
     step,
 )
 from model.journal.constants import ERROR_CODES
+from model.journal.near_misses import near_misses
 from reference.journal.identity import audit_path, lifecycle_path, root_path
 
 JOURNAL_UNAVAILABLE = "journal_unavailable"
@@ -260,6 +261,7 @@ JOURNAL = SystemPlugin(
         commutes_when_read_only=lambda _op: True,
         stored_problems=audit_chain_problems,
         shorten=shorten,
+        near_misses=near_misses,
     ),
     partitions=Partitions(
         partition_of=lambda op: op.command.key_hash,
@@ -274,6 +276,7 @@ JOURNAL = SystemPlugin(
         resolve=resolve_system,
         unavailable_code=JOURNAL_UNAVAILABLE,
         operation=call_arguments,
+        functions=tuple(FUNCTIONS.values()),
         function=ReferenceAPI.function,  # a ReferenceAPI holds its functions by the table's names
         write_partition=write_key,
         read_set=read_set,

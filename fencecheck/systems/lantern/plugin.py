@@ -55,6 +55,7 @@ from model.lantern import (
     documents,
     step,
 )
+from model.lantern.near_misses import near_misses
 
 LANTERN_UNAVAILABLE = "lantern_unavailable"
 COLLECTIONS = ("venues", "lanterns", "publicPins", "activeLanterns")
@@ -237,6 +238,7 @@ LANTERN = SystemPlugin(
         documents=lambda state, _key: documents(state),
         describe_op=describe_op,
         describe_state=describe_state,
+        near_misses=near_misses,
         answer_matches=exact_answer_matches,  # exact types (True is not 1) and key order, nested too
         # An error answer leaves every state unchanged; a success writes, or is the retry of a light whose lantern
         # exists (lanterns are never deleted, so it stays a retry); tests/systems/lantern/test_lantern_model.py
@@ -251,6 +253,7 @@ LANTERN = SystemPlugin(
         resolve=resolve,
         unavailable_code=LANTERN_UNAVAILABLE,
         operation=call_arguments,
+        functions=FUNCTIONS,
         clockless=CLOCKLESS,
         write_partition=write_project,
         clock_of=_clock_of,

@@ -26,7 +26,7 @@ checker judges those calls; when one's answer was lost, "exactly one winner" bec
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from tests.systems.gateway.builders import (
     claim,
     close,
     evidence,
+    get,
     hosted,
     manual,
     provider_intent,
@@ -208,10 +209,15 @@ def build_consume_election_two_regions() -> Contest:
 def promise_consume_election(run: ContestRun) -> list[str]:
     """Exactly one consume_claimed (fence 1, the stored owner), every other worker pending: a loser learns no
     idempotency key; one record, one consume_intent_claimed event, from the winner's region."""
-    problems = _expect_each(run.racers, {"consume_claimed", "pending"})
-    winners, found = _winners(run.racers, "consume_claimed")
+    return _election_problems(run, run.racers)
+
+
+def _election_problems(run: ContestRun, claimers: Sequence[RacerRecord]) -> list[str]:
+    """The election's promise over `claimers` (every racer of the election; the claimers beside readers)."""
+    problems = _expect_each(claimers, {"consume_claimed", "pending"})
+    winners, found = _winners(claimers, "consume_claimed")
     problems += found + _records(run) + _count_events(run, "consume_intent_claimed", 1)
-    for record in run.racers:
+    for record in claimers:
         if record.label == "pending" and set(record.final.observed) != {"schema_version", "outcome", "state"}:
             problems.append(f"{record.racer.name}: a pending answer carries {sorted(record.final.observed)}")
     if len(winners) == 1:
@@ -223,6 +229,60 @@ def promise_consume_election(run: ContestRun) -> list[str]:
         if events and events[0].get("region") != winner.racer.op.region:
             problems.append(f"the claim event's region is {events[0].get('region')!r}, the winner's is "
                             f"{winner.racer.op.region!r}")
+    return problems
+
+
+# --- reads racing the election (get.stored / claim.first / claim.held_other) -------------------------------------
+
+# What a read of the journal may answer while it is claimed: the begun journal (no lease yet) or the claimed one
+# (fence 1, the consume lease active at every reading here, all well before its expiry); no other state, no key.
+BEGUN_VIEW = {"schema_version": 2, "outcome": "journal_state", "state": "BEGUN", "revision": 1, "fence_epoch": 0,
+              "lease_kind": None, "lease_active": False, "settlement_deadline_at": None}
+CLAIMED_VIEW = {**BEGUN_VIEW, "state": "CONSUME_INTENT", "revision": 2, "fence_epoch": 1, "lease_kind": "consume",
+                "lease_active": True}
+READ_AFTER = "read-after"  # the follower: one read after the race
+
+
+def build_reads_during_consume_election() -> Contest:
+    """Readers of a begun journal (`get_gateway_journal`) race workers claiming its consume intent, interleaved
+    (half each), each with its own clock reading, then one more read after the race: every read is judged
+    against the claims around it. On the emulator the racing reads finish before the election's winner commits
+    (the losers' lock waits delay it by seconds), so they show the begun journal; the follower shows the claimed
+    one: the two sides of the claim's commit."""
+    readers = WIDTH // 2
+    racers = []
+    for i, name in enumerate(_lease_ids("claimer", WIDTH - readers)):  # claimer, reader, claimer, reader, ...
+        racers.append(Racer(name, claim(name, CLAIMED_AT + i * US)))
+        if i < readers:
+            racers.append(Racer(f"reader-{i:02d}", get(CLAIMED_AT + i * US)))
+    after = Racer(READ_AFTER, get(CLAIMED_AT + S))  # within the winner's lease whoever won
+    return Contest("reads_during_consume_election", BEGUN, racers, followers=(after,), epoch=T0)
+
+
+def _same_answer(observed: Any, expected: dict[str, Any]) -> bool:
+    """Exactly the expected keys and values (True is not 1)."""
+    return (isinstance(observed, Mapping) and set(observed) == set(expected)
+            and all(typed(observed[key]) == typed(value) for key, value in expected.items()))
+
+
+def promise_reads_during_consume_election(run: ContestRun) -> list[str]:
+    """The claimers keep the election's promise (consume_election's); every read answers journal_state showing
+    the begun journal or the claimed one, nothing in between and no key; the read after the race shows the
+    claimed one once a claimer learnt of the claim; reads write nothing (revision 2)."""
+    claimers, readers, after = _named(run, "claimer"), _named(run, "reader"), run.record(READ_AFTER)
+    problems = _election_problems(run, claimers) + _expect_each([*readers, after], {"journal_state"})
+    for record in readers:
+        if record.label == "journal_state" and not any(_same_answer(record.final.observed, view)
+                                                       for view in (BEGUN_VIEW, CLAIMED_VIEW)):
+            problems.append(f"{record.racer.name}: read {dict(record.final.observed)}, neither the begun nor the "
+                            "claimed journal")
+    claimed = any(record.label in ("consume_claimed", "pending") for record in claimers)  # both see the claim
+    views = (CLAIMED_VIEW,) if claimed else (BEGUN_VIEW, CLAIMED_VIEW)  # no claimer learnt: maybe none applied
+    if after.label == "journal_state" and not any(_same_answer(after.final.observed, view) for view in views):
+        problems.append(f"{READ_AFTER}: read {dict(after.final.observed)} after the race, expected the claimed "
+                        "journal")
+    if claimed:
+        problems += _stored(run, "revision", 2)
     return problems
 
 
@@ -529,6 +589,15 @@ SCENARIOS: tuple[GatewayScenario, ...] = (
         "consume_election_two_regions", "claim.first, claim.held_other, G3",
         "the election split 12/12 over two regions: one record, exactly one winner, its region in the event",
         build_consume_election_two_regions, promise_consume_election,
+    ),
+    GatewayScenario(
+        "reads_during_consume_election", "get.stored, claim.first, claim.held_other",
+        "readers race workers claiming one begun journal's consume intent: the claimers keep consume_election's "
+        "promise (exactly one consume_claimed at fence 1, the rest pending); every read answers journal_state, "
+        "the begun journal (revision 1, fence 0, no lease) or the claimed one (revision 2, fence 1, an active "
+        "consume lease), with no key, each at a place some linearization allows; a read after the race shows "
+        "the claimed one; reads write nothing",
+        build_reads_during_consume_election, promise_reads_during_consume_election,
     ),
     GatewayScenario(
         "recovery_at_expiry", "claim.recovery, claim.held_other, rcr.expired",

@@ -12,6 +12,7 @@ import attrs
 import pytest
 
 import fencecheck.cli.main as cli
+from fencecheck.checker.history import Definite
 from fencecheck.emulator.firestore_io import Stored
 from fencecheck.runners.contest_results import save_counterexample
 from fencecheck.runners.contest_simulation import setup_state, simulate_in_turn
@@ -47,6 +48,28 @@ def test_a_promise_fails_on_two_winners() -> None:
     first = run.racers[0]
     doubled = attrs.evolve(run, racers=(first, attrs.evolve(run.racers[1], calls=first.calls), *run.racers[2:]))
     assert "2 racers answered consume_claimed, exactly one expected" in BY_NAME["consume_election"].promise(doubled)
+
+
+def _answered(record: Any, observed: dict[str, Any]) -> Any:
+    """`record` with its final answer replaced by `observed`."""
+    return attrs.evolve(record, calls=(*record.calls[:-1], attrs.evolve(record.calls[-1], outcome=Definite(observed))))
+
+
+def test_a_read_neither_begun_nor_claimed_and_a_stale_read_after_the_race_break_the_readers_promise() -> None:
+    """A read during the election shows the begun or the claimed journal (revision 2 at fence 0 is neither); the
+    read after the race, once a claimer was answered, shows the claimed one."""
+    scenario = BY_NAME["reads_during_consume_election"]
+    run = simulate_in_turn(scenario.contest(), plugin=GATEWAY)
+    assert scenario.promise(run) == [] and len(run.followers) == 1
+    reader = run.record("reader-00")
+    torn = _answered(reader, {**reader.final.observed, "revision": 2, "fence_epoch": 0})
+    problems = scenario.promise(attrs.evolve(run, racers=tuple(torn if r is reader else r for r in run.racers)))
+    assert any(problem.startswith("reader-00: read ") for problem in problems), problems
+    (after,) = run.followers
+    begun = {**after.final.observed, "state": "BEGUN", "revision": 1, "fence_epoch": 0, "lease_kind": None,
+             "lease_active": False}
+    problems = scenario.promise(attrs.evolve(run, followers=(_answered(after, begun),)))
+    assert any(problem.startswith("read-after: read ") for problem in problems), problems
 
 
 # --- contest_problems on stored documents --------------------------------------------------------------------

@@ -193,3 +193,13 @@ def test_a_gateway_counterexample_file_loads_and_holds_the_program(tmp_path):
     spec.loader.exec_module(module)  # NameError without GATEWAY.model_imports: JournalRef, HostedAnswer, Evidence
     assert module.OPS == EVERY_OP
     assert module.SYSTEM.name == "known_bad.gateway:release_at_the_deadline"
+
+
+def test_every_journey_is_a_rule_of_its_own_and_checked_for_its_rows():
+    from tests.systems.gateway import machine as gateway_machine
+    from tests.systems.gateway.machine_journeys import JOURNEYS
+
+    for journey in gateway_machine.JOURNEYS:
+        assert getattr(gateway_machine.GatewayMachine, f"journey_{journey}").__name__ == f"journey_{journey}"
+    journeys = {journey for draws, _rows in JOURNEYS for journey in draws[:1]}
+    assert journeys == set(gateway_machine.JOURNEYS)  # each journey's rows are checked (machine_journeys.py)

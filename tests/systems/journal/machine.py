@@ -300,6 +300,37 @@ class JournalMachine(RuleBasedStateMachine):
             fence = lease.fence - 1 if lease.fence > 1 else lease.fence + 1
         self._run(self._finish_op(kind, lease.command, lease.lease_id, fence, ref, self.clock))
 
+    def _stored_lease(self, command: CommandRef) -> tuple[Any, str | None] | None:
+        """(the stored lifecycle, the drawn holder whose lease it is, or None) of a healthy key whose lease is
+        active at the clock; None otherwise (no lease, expired, terminal, or damaged by a fault)."""
+        record = self.lockstep.state.get(command.key_hash)
+        if command.key_hash in self.damaged_keys or not isinstance(record, CommandRecord) or record.lifecycle is None:
+            return None
+        lc = record.lifecycle
+        if lc.state != "leased" or not lc.updated_at <= self.clock < lc.expires_at:
+            return None
+        owner = next((h for h in self.lease_ids if owner_fingerprint_of(command.key_hash, h) == lc.owner_fingerprint),
+                     None)
+        return lc, owner
+
+    @rule(lease=leases, holder=holders, kind=finish_kinds, ref=ref_fps)
+    def finish_current_fence_by_another(self, lease, holder, kind, ref):
+        """Near miss: a worker that does not hold the lease presents the stored (current) fence. Refused, however
+        its owner fingerprint compares with the holder's: the drawn holders fall on both sides of it."""
+        found = self._stored_lease(lease.command)
+        if found is None or found[1] == holder:
+            return
+        self._run(self._finish_op(kind, lease.command, holder, found[0].fence_epoch, ref, self.clock))
+
+    @rule(lease=leases, delta=st.sampled_from((1, -1)), kind=finish_kinds, ref=ref_fps)
+    def finish_by_holder_one_fence_off(self, lease, delta, kind, ref):
+        """Near miss: the stored holder presents the stored fence plus or minus one (the comparison is equality)."""
+        found = self._stored_lease(lease.command)
+        if found is None or found[1] is None or not 1 <= found[0].fence_epoch + delta <= MAX_REVISION:
+            return
+        lc, owner = found
+        self._run(self._finish_op(kind, lease.command, owner, lc.fence_epoch + delta, ref, self.clock))
+
     @rule(command=commands, holder=holders, fence=st.integers(1, 3), kind=finish_kinds, ref=ref_fps, reading=readings)
     def finish_unleased(self, command, holder, fence, kind, ref, reading):
         """Finishing without a grant: unregistered, no lease yet, or a guess."""
@@ -309,6 +340,21 @@ class JournalMachine(RuleBasedStateMachine):
     def retry_terminal(self, done, reading):
         """The exact terminal retry, later (or with a reading earlier than the stored update)."""
         self._run(attrs.evolve(done, now=self._reading(done.command, reading)))
+
+    @rule(done=finished, change=st.sampled_from(("fence_up", "fence_down", "holder")), holder=holders)
+    def retry_terminal_one_field_off(self, done, change, holder):
+        """Near miss: the terminal call again with one field changed: its fence one up or down, or another holder
+        (a terminal conflict, never the exact retry's answer)."""
+        if change == "holder":
+            if holder == done.lease_id:
+                return
+            op = attrs.evolve(done, lease_id=holder, now=self.clock)
+        else:
+            fence = done.expected_fence_epoch + (1 if change == "fence_up" else -1)
+            if not 1 <= fence <= MAX_REVISION:
+                return
+            op = attrs.evolve(done, expected_fence_epoch=fence, now=self.clock)
+        self._run(op)
 
     @rule(done=finished, ref=ref_fps)
     def conflicting_terminal(self, done, ref):
@@ -325,14 +371,16 @@ class JournalMachine(RuleBasedStateMachine):
     def advance_clock(self, step):
         self.clock += step
 
-    @rule(lease=leases, where=st.sampled_from(("exactly", "one_microsecond_before", "far_past")))
+    @rule(lease=leases,
+          where=st.sampled_from(("exactly", "one_microsecond_before", "one_microsecond_after", "far_past")))
     def clock_to_expiry(self, lease, where):
-        """Land the clock on a stored lease's leaseExpiresAt, 1 us before it, or a day past it (this can move
-        the clock back: later readings are then earlier than stored times)."""
+        """Land the clock on a stored lease's leaseExpiresAt, 1 us either side of it, or a day past it (this can
+        move the clock back: later readings are then earlier than stored times)."""
         record = self.lockstep.state.get(lease.command.key_hash)
         if not isinstance(record, CommandRecord) or record.lifecycle is None:
             return
-        offset = {"exactly": timedelta(0), "one_microsecond_before": -US, "far_past": timedelta(days=1)}[where]
+        offset = {"exactly": timedelta(0), "one_microsecond_before": -US, "one_microsecond_after": US,
+                  "far_past": timedelta(days=1)}[where]
         self.clock = record.lifecycle.expires_at + offset
 
     # --- lost responses and failed commits -------------------------------------------------------

@@ -149,8 +149,9 @@ class Scenario:
             raise ValueError(f"{self.name}: plan is {plan.scenario} with {plan.width} callers")
         return plan
 
-    def contest(self, ids: Ids) -> Contest:
-        return self.plan(ids).contest()
+    def contest(self, ids: Ids | None = None) -> Contest:
+        """The contest raced with `ids`; None: fixed ids (Ids(0)), to look at a contest without racing it."""
+        return self.plan(Ids(0) if ids is None else ids).contest()
 
     def execute(self, db: Any, *, implementation: ReferenceAPI, repeat: int, artifacts_dir: Path | None,
                 counterexamples_dir: Path, emulator: Any, project_id: str,

@@ -34,17 +34,19 @@ from fencecheck.runners.contest_results import ScenarioResult, execute_contest
 from fencecheck.systems.lantern.plugin import LANTERN
 from fencecheck.wire.mix import FaultMix
 from model.lantern import (
+    CreateVenue,
     DeleteVenue,
     Extinguish,
     Light,
     ReadActive,
+    ScheduledLight,
     guard_path,
     invariant_violations,
     lantern_path,
     pin_path,
     venue_path,
 )
-from tests.systems.lantern.support import AT_BAR, AT_CLUB, BAR, CLUB, H2, T0, US
+from tests.systems.lantern.support import AT_BAR, AT_CLUB, BAR, CAFE, CLUB, H2, T0, US
 
 WIDTH = 24  # the seed's contest width
 ALICE_AT_BAR = Light("alice", "lan-1", "bar", *AT_BAR, now=T0)
@@ -304,6 +306,17 @@ def build_read_racing_extinguish() -> Contest:
     return Contest("read_racing_extinguish", setup, racers, epoch=T0)
 
 
+def _lan_1_expired_once(run: ContestRun) -> list[str]:
+    """Every extinguish of lan-1 answered expired or lantern_not_active, at most one expired, and lan-1 is stored
+    as expired at its expiry."""
+    extinguishes = _of(run, Extinguish)
+    problems = _expect_each(extinguishes, {"expired", "lantern_not_active"})
+    expired = [record for record in extinguishes if record.label == "expired"]
+    if len(expired) > 1:
+        problems.append(f"{len(expired)} extinguishes answered expired, at most one may")
+    return problems + _ended(run, "lan-1", "expired", T0 + H2)
+
+
 def promise_read_racing_extinguish(run: ContestRun) -> list[str]:
     """Exactly one writer ends alice's lantern: it is retired once (endedAt = expiresAt, whoever did it), the
     bar is decremented once (bob's lantern keeps it at 1), at most one extinguish answers expired; every read
@@ -314,15 +327,161 @@ def promise_read_racing_extinguish(run: ContestRun) -> list[str]:
             shown = record.final.observed.get("lanterns") if isinstance(record.final.observed, dict) else None
             if shown is None or [view["lanternId"] for view in shown] != ["lan-2"]:
                 problems.append(f"{record.racer.name}: answered {record.final.observed!r}, expected lan-2 alone")
-    extinguishes = _of(run, Extinguish)
-    problems += _expect_each(extinguishes, {"expired", "lantern_not_active"})
-    expired = [record for record in extinguishes if record.label == "expired"]
-    if len(expired) > 1:
-        problems.append(f"{len(expired)} extinguishes answered expired, at most one may")
-    problems += _ended(run, "lan-1", "expired", T0 + H2)
+    problems += _lan_1_expired_once(run)
     if guard_path("alice") in run.documents:
         problems.append("alice's guard is still stored after her lantern ended")
     return problems + _counter(run, "bar", 1)
+
+
+# --- (f) a venue deleted while lanterns at it end and are lit: #13, C2, pinned 15 ------------------------------
+
+DELETE_AT = T0 + H2 + timedelta(seconds=1)
+BOB_LIT_AT = T0 + timedelta(minutes=90)  # live at DELETE_AT
+RELIGHT_DEVICES = 3
+NEWCOMERS = ("carol", "dave")
+
+
+def build_venue_deleted_during_relight() -> Contest:
+    """Two admins delete the bar while the lanterns at it end: alice's, expired, is relit at the club from 3
+    devices (the relight retires it with the existence-guarded decrement of the old venue, C2: #13's blind one
+    failed NOT_FOUND once the venue was gone), bob's, live, is put out from 2 devices (C2 too); and carol and dave
+    light at the bar (B1 pre-reads it outside the transaction: a light whose venue goes before its commit fails
+    there and, retried, answers venue_not_found, pinned 15)."""
+    setup = (BAR, CLUB, ALICE_AT_BAR, Light("bob", "lan-2", "bar", *AT_BAR, now=BOB_LIT_AT))
+    racers = [Racer(f"admin-{i}", DeleteVenue("bar")) for i in range(2)]
+    racers += [
+        Racer(f"alice-{i}", Light("alice", f"lan-a{i}", "club", *AT_CLUB, now=DELETE_AT + i * US))
+        for i in range(RELIGHT_DEVICES)
+    ]
+    racers += [Racer(f"bob-{i}", Extinguish("bob", "lan-2", now=DELETE_AT + i * US)) for i in range(2)]
+    racers += [
+        Racer(user, Light(user, f"lan-{user}", "bar", *AT_BAR, now=DELETE_AT + i * US))
+        for i, user in enumerate(NEWCOMERS)
+    ]
+    return Contest("venue_deleted_during_relight", setup, racers, epoch=T0)
+
+
+def promise_venue_deleted_during_relight(run: ContestRun) -> list[str]:
+    deletes, lights = _of(run, DeleteVenue), _of(run, Light)
+    problems = _expect_each(deletes, {"venue_deleted", "venue_not_found"})
+    problems += _one_winner(deletes, "venue_deleted")[1]
+    if any(record.definite for record in deletes) and venue_path("bar") in run.documents:
+        problems.append(f"venues/bar is stored after its delete was answered (a ghost venue?): "
+                        f"{run.documents[venue_path('bar')]}")
+    relights = [record for record in lights if record.racer.op.user_id == "alice"]
+    problems += _expect_each(relights, {"lit", "lantern_already_active"})
+    winner, found = _one_winner(relights, "lit")
+    problems += found + _ended(run, "lan-1", "expired", T0 + H2)
+    if winner is not None:
+        guard = _field(run, guard_path("alice"), "lanternId")
+        if guard != winner.racer.op.lantern_id:
+            problems.append(f"alice's guard names {guard!r}, not {winner.racer.op.lantern_id} (answered lit)")
+        problems += _counter(run, "club", 1)
+    extinguishes = _of(run, Extinguish)
+    problems += _expect_each(extinguishes, {"extinguished", "lantern_not_active"})
+    ended, found = _one_winner(extinguishes, "extinguished")
+    problems += found
+    if ended is not None:
+        problems += _ended(run, "lan-2", "extinguished", ended.racer.op.now)
+    problems += _expect_each([record for record in lights if record.racer.op.user_id in NEWCOMERS],
+                             {"lit", "venue_not_found"})
+    return problems + _no_negative_counter(run)
+
+
+# --- (g) one venue created by several admins while users light there: B1, pinned 14 ---------------------------
+
+AT_CAFE = (CAFE.latitude, CAFE.longitude)
+CREATORS = 4
+CAFE_LIGHTS = 6
+LIGHT_AFTER, CREATE_AFTER = "light-after", "create-after"
+
+
+def build_venue_created_during_lights() -> Contest:
+    """Four admins create the cafe at once while six users light there, then one more user lights there and an
+    admin creates it again, after the race. Exactly one create writes; a light's pre-read of the venue (B1,
+    outside its transaction) finds it or not, and one that found it commits its blind increment on the created
+    document, so the cafe counts exactly the lights that answered lit. On the emulator the racing lights' pre-reads
+    finish before the create commits: the followers show the venue created."""
+    racers = [Racer(f"admin-{i}", CAFE) for i in range(CREATORS)]
+    racers += [
+        Racer(f"user-{i:02d}", Light(f"user-{i:02d}", f"lan-{i:02d}", "cafe", *AT_CAFE, now=T0 + i * US))
+        for i in range(CAFE_LIGHTS)
+    ]
+    after = (Racer(LIGHT_AFTER, Light("late", "lan-late", "cafe", *AT_CAFE, now=T0 + timedelta(seconds=1))),
+             Racer(CREATE_AFTER, CAFE))
+    return Contest("venue_created_during_lights", (BAR,), racers, followers=after, epoch=T0)
+
+
+def promise_venue_created_during_lights(run: ContestRun) -> list[str]:
+    creates, lights = _of(run, CreateVenue), _of(run, Light)
+    problems = _expect_each(creates, {"venue_created", "venue_exists"})
+    problems += _one_winner(creates, "venue_created")[1]
+    problems += _expect_each(lights, {"lit", "venue_not_found"})
+    stored = run.documents.get(venue_path("cafe"))
+    if stored is None:
+        if any(record.definite for record in creates):
+            problems.append("venues/cafe is not stored, yet a create was answered")
+        return problems
+    expected = {"name": CAFE.name, "lat": CAFE.latitude, "lng": CAFE.longitude, "radiusMeters": CAFE.radius_meters}
+    config = {key: stored.get(key) for key in expected}
+    if config != expected:
+        problems.append(f"venues/cafe is {config}, expected {expected}")
+    # after the race the cafe exists: the late light is lit, the late create refused
+    late_light, late_create = run.record(LIGHT_AFTER), run.record(CREATE_AFTER)
+    problems += _expect_each([late_light], {"lit"}) + _expect_each([late_create], {"venue_exists"})
+    if not any(record.lost_an_answer for record in (*lights, late_light)):
+        problems += _counter(run, "cafe", sum(1 for record in (*lights, late_light) if record.label == "lit"))
+    return problems
+
+
+# --- (h) a scheduled lantern activated repeatedly, racing the manual door and an extinguish: #889, A2 -----------
+
+ACTIVATE_AT = T0 + H2 + timedelta(seconds=1)
+SCHEDULED_FOR = T0 + H2  # due at the race
+SCHEDULER_WORKERS = 6
+
+
+def build_scheduled_activation_repeated() -> Contest:
+    """Alice's lantern at the bar has expired, still stored active. The scheduler activates her scheduled lantern
+    (one id) at the club from 6 workers at once, she taps light at the club on 2 devices (new ids), and puts her
+    expired lantern out from 2 more. The doors share the guard (#889): one light wins and retires the expired
+    lantern, or lights after an extinguish retired it (A2); a scheduled activation that finds its own lantern
+    stored is an exact retry and answers it."""
+    setup = (BAR, CLUB, ALICE_AT_BAR)
+    racers = [
+        Racer(f"scheduler-{i}", ScheduledLight("alice", "lan-s", "club", SCHEDULED_FOR, now=ACTIVATE_AT + i * US))
+        for i in range(SCHEDULER_WORKERS)
+    ]
+    racers += [
+        Racer(f"tap-{i}", Light("alice", f"lan-m{i}", "club", *AT_CLUB, now=ACTIVATE_AT + i * US)) for i in range(2)
+    ]
+    racers += [Racer(f"owner-{i}", Extinguish("alice", "lan-1", now=ACTIVATE_AT + i * US)) for i in range(2)]
+    return Contest("scheduled_activation_repeated", setup, racers, epoch=T0)
+
+
+def promise_scheduled_activation_repeated(run: ContestRun) -> list[str]:
+    lights = [*_of(run, ScheduledLight), *_of(run, Light)]
+    problems = _expect_each(lights, {"lit", "lantern_already_active"})
+    lit = [record for record in lights if record.label == "lit"]
+    answers = {tuple(sorted(record.final.observed.items())) for record in lit}
+    if len(answers) > 1:
+        problems.append(f"the lit answers name {len(answers)} lanterns, one expected: "
+                        f"{sorted(record.final.observed['lanternId'] for record in lit)}")
+    elif lit:
+        lantern_id = lit[0].final.observed["lanternId"]
+        callers = [record for record in lights if record.racer.op.lantern_id == lantern_id]
+        doc = run.documents.get(lantern_path(lantern_id))
+        if doc is None or doc["status"] != "active" or not any(doc["litAt"] == r.racer.op.now for r in callers):
+            problems.append(f"lanterns/{lantern_id} (answered lit) is {doc}: not active, lit at a clock reading of "
+                            "one of its callers")
+        guard = _field(run, guard_path("alice"), "lanternId")
+        if guard != lantern_id:
+            problems.append(f"alice's guard names {guard!r}, not {lantern_id} (answered lit)")
+        problems += _counter(run, "club", 1)
+    elif not any(record.lost_an_answer for record in lights):
+        problems.append("no light answered lit: the first of them finds no live lantern of alice's")
+    problems += _lan_1_expired_once(run)
+    return problems + _counter(run, "bar", 0)
 
 
 # --- the catalogue -------------------------------------------------------------------------------------------
@@ -368,6 +527,35 @@ SCENARIOS: tuple[LanternScenario, ...] = (
         "exactly once, the venue decremented once, at most one extinguish answers expired",
         build_read_racing_extinguish,
         promise_read_racing_extinguish,
+    ),
+    LanternScenario(
+        "venue_deleted_during_relight",
+        "#13, C2, pinned 15",
+        "2 admins delete a venue while its lanterns end (an expired one relit elsewhere from 3 devices, a live one put "
+        "out from 2) and 2 users light there: exactly one venue_deleted (the other venue_not_found) and the venue "
+        "stays gone (no ghost); exactly one relight lit (the old lantern expired once, the new venue counts 1), "
+        "exactly one extinguished; the lights there lit or venue_not_found; no negative counter",
+        build_venue_deleted_during_relight,
+        promise_venue_deleted_during_relight,
+    ),
+    LanternScenario(
+        "venue_created_during_lights",
+        "B1, pinned 14",
+        "4 admins create one venue while 6 users light there, then one more light and create: exactly one "
+        "venue_created, the rest venue_exists (the late create too); each racing light lit or venue_not_found, the "
+        "late one lit; the venue holds its config and counts exactly the lights that lit",
+        build_venue_created_during_lights,
+        promise_venue_created_during_lights,
+    ),
+    LanternScenario(
+        "scheduled_activation_repeated",
+        "#889, A2, pinned 4/8",
+        "6 activations of one scheduled lantern race 2 manual lights and 2 extinguishes of the user's expired lantern: "
+        "every light lit or lantern_already_active, every lit answer the same lantern (an exact retry answers the "
+        "stored one), which the guard names and its venue counts once; the expired lantern retired once (at most "
+        "one extinguish answers expired), the old venue at 0",
+        build_scheduled_activation_repeated,
+        promise_scheduled_activation_repeated,
     ),
 )
 
