@@ -125,8 +125,17 @@ def readings(state: LanternState, clock: datetime) -> tuple[datetime, ...]:
     return (clock + ACTIVE_FOR, expiry + SECOND, expiry, expiry - US)
 
 
-def retiring_readings(state: LanternState, clock: datetime) -> tuple[datetime, ...]:
+def retiring_readings(state: LanternState, clock: datetime, side: int = 0) -> tuple[datetime, ...]:
     """A read's readings, the expired ones first: what a read of the active lanterns races with is its retiring.
+    `side` 0: at or after alice's expiry (a read that retires her); 1: before it. Every read of one program is on
+    one side (`_programs` draws it once).
+
+    Why one side: the contract's read is a plain query, then one transaction per expired lantern (A2), and the
+    model's ReadActive is one step. A read before the expiry that runs after bob's light but before a retiring
+    read's transaction commits shows alice and bob, while the retiring read, whose query ran before bob's light,
+    showed neither: no order of one-step reads explains both, though the reference kept its contract (found by
+    the parallel programs, counterexamples/parallel-lantern-reference-1071e81df7.json). Until the model
+    splits a read's view from its retiring, reads on both sides of an expiry would accuse a correct reference.
 
     Half a second after alice's expiry, not a second: bob's lantern, lit a second after hers, expires then, and
     a read that retires two lanterns is not one step. The reference retires each expired lantern in its own
@@ -136,7 +145,7 @@ def retiring_readings(state: LanternState, clock: datetime) -> tuple[datetime, .
     found = readings(state, clock)
     first = state.lantern(lantern_id("alice", 1))
     expiry = first.expires_at if first is not None else clock + LANTERN_TTL
-    return (expiry + SECOND / 2, found[2], found[0], found[3])
+    return (expiry + SECOND / 2, found[2]) if side == 0 else (found[0], found[3])
 
 
 def _pick(options: tuple, index: int):
@@ -144,15 +153,17 @@ def _pick(options: tuple, index: int):
 
 
 @st.composite
-def lantern_calls(draw: st.DrawFn, state: LanternState, clock: datetime, intents: tuple[str, ...] = INTENTS) -> Any:
-    """One call against `state`, with an intent from `intents` (see the module docstring)."""
+def lantern_calls(draw: st.DrawFn, state: LanternState, clock: datetime, intents: tuple[str, ...] = INTENTS,
+                  read_side: int = 0) -> Any:
+    """One call against `state`, with an intent from `intents` (see the module docstring); a read's reading on
+    `read_side` of alice's expiry (`retiring_readings`)."""
     intent = _pick(intents, draw(st.integers(0, len(INTENTS) - 1)))
     user = USERS[draw(st.integers(0, len(USERS) - 1))]
     reading = draw(st.integers(0, 3))
     now = _pick(readings(state, clock), reading)
     venue, n = VENUES[draw(st.integers(0, len(VENUES) - 1))], draw(st.integers(1, 2))
     if intent == "read":  # a read that retires nothing writes nothing: after the expiry first
-        return ReadActive(now=_pick(retiring_readings(state, clock), reading))
+        return ReadActive(now=_pick(retiring_readings(state, clock, read_side), reading))
     if intent == "extinguish":  # the owner of a lantern the prefix lit: alice's first, bob's if he lit
         owner = user if state.lantern(lantern_id(user, 1)) is not None else "alice"
         return Extinguish(owner, lantern_id(owner, 1), now=now)
@@ -173,7 +184,8 @@ def _programs(draw: st.DrawFn, max_prefix_ops: int, max_branches: int, max_concu
     for op in prefix:
         state, _result = step(state, op)
     swarm = draw(st.sampled_from(SWARMS))
-    calls = st.builds(BranchCall, lantern_calls(state, clock, swarm))
+    read_side = draw(st.integers(0, 1))  # every read of the program on one side of the expiry: retiring_readings
+    calls = st.builds(BranchCall, lantern_calls(state, clock, swarm, read_side))
     branches = draw(st.lists(st.lists(calls, min_size=1, max_size=max_branch_ops), min_size=2, max_size=max_branches))
     return ParallelProgram(prefix, trim_branches(branches, max_concurrent_ops), T0, system=SYSTEM)
 
