@@ -337,6 +337,14 @@ class LanternMachine(RuleBasedStateMachine):
         call = self._light_call(user, venue, door)._replace(lantern_id=lit.lantern_id)
         self._light(call)
 
+    @rule(lit=lanterns, field=st.sampled_from(("user", "venue")), user=users, venue=venues)
+    def reuse_lantern_id_one_field_off(self, lit, field, user, venue):
+        """Near miss: the light again with only its user or only its venue changed, to an id on either side of the
+        stored one: lantern_id_taken, never the stored lantern (only the exact call gets it back)."""
+        changed = lit._replace(user_id=user) if field == "user" else lit._replace(venue_id=venue)
+        if changed != lit:
+            self._light(changed)
+
     @rule(target=lanterns, user=users, venue=venues, door=doors, plan=st.sampled_from(tuple(SCHEDULES)),
           gap=retry_gaps)
     def lost_light_then_retry(self, user, venue, door, plan, gap):
