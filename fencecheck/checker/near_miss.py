@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -42,7 +42,6 @@ CLASSES: dict[str, str] = {
     STORED_BUT_ONE_FIELD: "evidence or a payload equal to the stored one but for one field",
     CLOCK_BOUNDARY: "a clock reading at a stored expiry or deadline, or 1 µs either side",
 }
-US = timedelta(microseconds=1)
 
 PROCESS_COUNTS: defaultdict[str, defaultdict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
 
@@ -90,11 +89,6 @@ def program_classes(op: Any, earlier: Sequence[Any], clock_of: Any) -> set[str]:
         if len(found) == 2:
             break
     return found
-
-
-def at_boundary(now: datetime | None, boundaries: Iterable[datetime | None]) -> bool:
-    """`now` is a boundary, or 1 µs either side of one (the helper a model's `near_misses` uses)."""
-    return now is not None and any(b is not None and abs(now - b) <= US for b in boundaries)
 
 
 def classes(plugin: Any, state: Any, op: Any, earlier: Sequence[Any]) -> tuple[str, ...]:

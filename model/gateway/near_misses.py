@@ -6,18 +6,15 @@ the stored lease expiry or settlement deadline, or 1 µs either side (the deadli
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
+from ..boundaries import US, near
 from .constants import ms_time
 from .ops import ApplyEvidence, RecordConsume
 from .state import GatewayState, Journal
 from .writes import key_of
 
-US, MS = timedelta(microseconds=1), timedelta(milliseconds=1)
-
-
-def _near(now: datetime, moment: datetime | None, width: timedelta) -> bool:
-    return moment is not None and abs(now - moment) <= width
+MS = timedelta(milliseconds=1)
 
 
 def near_misses(state: GatewayState, op: object) -> tuple[str, ...]:
@@ -46,6 +43,6 @@ def near_misses(state: GatewayState, op: object) -> tuple[str, ...]:
         if sum(a != b for a, b in zip(stored, given, strict=True)) == 1:
             found.append("stored-but-one-field")
     deadline = None if record.settlement_deadline_at is None else ms_time(record.settlement_deadline_at)
-    if _near(op.now, record.lease_expires_at, US) or _near(op.now, deadline, MS):
+    if near(op.now, [record.lease_expires_at], US) or near(op.now, [deadline], MS):
         found.append("clock-boundary")
     return tuple(found)

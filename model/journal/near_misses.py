@@ -5,16 +5,9 @@ Pure, like the step: the state before the call and the call in, class names out.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-
+from ..boundaries import near
 from .ops import Complete, Fail, Operation
 from .state import CommandRecord, JournalState
-
-US = timedelta(microseconds=1)
-
-
-def _near(now: datetime, moments: tuple[datetime, ...]) -> bool:
-    return any(abs(now - moment) <= US for moment in moments)
 
 
 def near_misses(state: JournalState, op: Operation) -> tuple[str, ...]:
@@ -32,6 +25,6 @@ def near_misses(state: JournalState, op: Operation) -> tuple[str, ...]:
     if sum(differing) == 1:
         found.append("stored-but-one-field")
     moments = (reg.created_at,) if lc is None else (lc.expires_at, lc.updated_at)
-    if _near(op.now, moments):
+    if near(op.now, moments):
         found.append("clock-boundary")
     return tuple(found)

@@ -7,16 +7,11 @@ Pure, like the step."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from ..boundaries import near
 from .ops import CreateVenue, Extinguish, Light, ScheduledLight
 from .state import LanternState
-
-US = timedelta(microseconds=1)
-
-
-def _near(now: datetime | None, moments: list[datetime | None]) -> bool:
-    return now is not None and any(moment is not None and abs(now - moment) <= US for moment in moments)
 
 
 def near_misses(state: LanternState, op: object) -> tuple[str, ...]:
@@ -39,6 +34,6 @@ def near_misses(state: LanternState, op: object) -> tuple[str, ...]:
     if guard is not None:
         moments.append(guard.expires_at)
     moments += [stored.expires_at for _id, stored in state.stored_active() if stored.user_id == user]
-    if _near(getattr(op, "now", None), moments):
+    if near(getattr(op, "now", None), moments):
         found.append("clock-boundary")
     return tuple(found)
