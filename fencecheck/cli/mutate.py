@@ -36,8 +36,8 @@ from fencecheck.errors import UsageError
 from fencecheck.gate import process as gate_process
 from fencecheck.gate import replay as gate_replay
 from fencecheck.gate.suites import SUITES, TAKES_THE_SYSTEM, WORK_STEALING, Suite, suite_args
+from fencecheck.mutation import equivalents, outcomes, stryker
 from fencecheck.mutation import mutants as mutation
-from fencecheck.mutation import outcomes, stryker
 from fencecheck.plugin.registry import SYSTEM_NAMES
 from fencecheck.plugin.registry import plugin as plugin_named
 from fencecheck.plugin.specs import ENV_SYSTEM
@@ -175,7 +175,7 @@ def write_report(settings: Settings, every: Sequence[mutation.Mutant]) -> Path:
 def summary_lines(every: Sequence[mutation.Mutant], decided: dict[str, outcomes.Outcome]) -> list[str]:
     lines = []
     for module in dict.fromkeys(m.module for m in every):
-        found = [decided.get(m.id) or stryker.not_run(m) for m in every if m.module == module]
+        found = [stryker.outcome_of(m, decided) for m in every if m.module == module]
         known = [o for o in found if o is not None]
         killed, counted = outcomes.score(known)
         pending = len(found) - len(known)
@@ -187,23 +187,39 @@ def summary_lines(every: Sequence[mutation.Mutant], decided: dict[str, outcomes.
     return lines
 
 
+def _chosen(every: list[mutation.Mutant], ids: Sequence[str] | None) -> list[mutation.Mutant]:
+    """The mutants `--mutant` names (all of them when it is not given); the report still covers every mutant."""
+    if not ids:
+        return every
+    unknown = sorted(set(ids) - {mutant.id for mutant in every})
+    if unknown:
+        raise UsageError(f"--mutant {', '.join(unknown)}: no such mutant among those of this --system, --module and "
+                         "--operator; `fencecheck mutate --list` shows their ids")
+    return [mutant for mutant in every if mutant.id in ids]
+
+
 def mutate_command(args: argparse.Namespace) -> int:
     system = args.system
     if system not in SYSTEM_NAMES:
         raise UsageError(f"--system {system!r}: expected one of {', '.join(SYSTEM_NAMES)}")
     targets = plugin_named(system).mutation
-    every = mutation.mutants_of(targets, tuple(args.module) if args.module else None, args.operator)
+    every, stale = equivalents.apply(
+        mutation.mutants_of(targets, tuple(args.module) if args.module else None, args.operator),
+        equivalents.load(targets))
+    for entry in stale:
+        print(f"warning: {equivalents.describe_stale(entry)}", file=sys.stderr, flush=True)
     settings = Settings(system, Path(args.work or f"artifacts/mutation/{system}"), args.profile, args.workers,
                         args.timeout_factor, args.timeout)
     settings.work.mkdir(parents=True, exist_ok=True)
     shard = outcomes.Shard.parse(args.shard)
+    chosen = _chosen(every, args.mutant)
     if args.list:
-        for mutant in shard.take(every):
-            state = mutant.compile_error or mutant.equivalent or "to run"
+        for mutant in shard.take(chosen):
+            state = mutant.compile_error or (mutant.equivalent or "").partition(":")[0] or "to run"
             print(f"{mutant.id}  {mutant.module}:{mutant.start[0]}  {mutant.operator_short}  ({state})")
         return 0
     decided = outcomes.load(settings.work)
-    todo = [m for m in shard.take(every) if m.id not in decided and stryker.not_run(m) is None]
+    todo = [m for m in shard.take(chosen) if m.id not in decided and stryker.not_run(m) is None]
     if args.limit is not None:
         todo = todo[:args.limit]
     print(f"mutate {system}: {len(every)} mutants of {', '.join(dict.fromkeys(m.module for m in every))} "
@@ -252,6 +268,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--operator", action="append", metavar="NAME",
                         help="make mutants with this cosmic-ray operator only (repeatable; e.g. core/AddNot; "
                         "default: every operator that takes no arguments)")
+    parser.add_argument("--mutant", action="append", metavar="ID",
+                        help="run (or list) only this mutant, by the id --list shows (repeatable); one decided "
+                        "before runs again only in a fresh --work directory")
     parser.add_argument("--work", metavar="DIR", help="work directory: results, packages, logs, the report "
                         "(default artifacts/mutation/<system>)")
     parser.add_argument("--shard", default="1/1", metavar="K/N", help="run every N-th mutant, starting at the K-th")

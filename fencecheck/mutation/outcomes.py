@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from fencecheck.checker.known_bad_verdict import CAUGHT, ERROR, STATUSES, SURVIVED, TIMEOUT
+from fencecheck.checker.known_bad_verdict import CAUGHT, STATUSES, SURVIVED, TIMEOUT
 from fencecheck.errors import UsageError
 
 EQUIVALENT, COMPILE_ERROR = "equivalent", "compile-error"
@@ -46,9 +46,11 @@ class Outcome:
 
     @property
     def counted(self) -> bool:
-        """Whether it counts towards the score: every mutant that compiles and is not equivalent (a timeout or an
-        error counts as not killed: neither is a catch)."""
-        return self.status in (CAUGHT, SURVIVED, TIMEOUT, ERROR)
+        """Whether it counts towards the score: a mutant that compiles, is not equivalent, and was judged (a
+        timeout counts as not killed). An error is left out, as Stryker leaves out a RuntimeError: a crash is
+        never a kill, and it is no survivor either, since the reference does not crash there; the report
+        counts the errors beside the score."""
+        return self.status in (CAUGHT, SURVIVED, TIMEOUT)
 
     def to_json(self) -> dict:
         return attrs.asdict(self)

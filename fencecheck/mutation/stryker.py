@@ -48,6 +48,12 @@ def not_run(mutant: Mutant) -> Outcome | None:
     return None
 
 
+def outcome_of(mutant: Mutant, outcomes: Mapping[str, Outcome]) -> Outcome | None:
+    """Its outcome: the one it has without running first (a triage that marks a mutant equivalent after a run
+    judged it overrides that run), else the one recorded, else None (not yet run)."""
+    return not_run(mutant) or outcomes.get(mutant.id)
+
+
 def report(mutants: Iterable[Mutant], outcomes: Mapping[str, Outcome]) -> dict[str, Any]:
     """The Stryker report of `mutants`, each with its outcome (Pending without one), files keyed by their path
     from the project root."""
@@ -55,7 +61,7 @@ def report(mutants: Iterable[Mutant], outcomes: Mapping[str, Outcome]) -> dict[s
     for mutant in mutants:
         path = f"{mutant.package.replace('.', '/')}/{mutant.module}"
         entry = files.setdefault(path, {"language": "python", "source": mutant.original, "mutants": []})
-        outcome = outcomes.get(mutant.id) or not_run(mutant)
+        outcome = outcome_of(mutant, outcomes)
         record: dict[str, Any] = {
             "id": mutant.id,
             "mutatorName": mutant.operator_short,

@@ -117,11 +117,13 @@ class MutationTargets:
     (`"reference.journal"`), copied whole for each mutant, and the files of it to mutate, by file name inside the
     package: `decisions`, where the contract lives (the decision modules; their score has its own goal), and
     `others` (the transaction runner, say). Empty: the system declares nothing to mutate, and `fencecheck
-    mutate --system` says so."""
+    mutate --system` says so. `equivalents` names the TOML file of the mutants triaged as equivalent
+    (`"package:file.toml"`, fencecheck.mutation.equivalents)."""
 
     package: str | None = None
     decisions: tuple[str, ...] = ()
     others: tuple[str, ...] = ()
+    equivalents: str | None = None
 
     @property
     def modules(self) -> tuple[str, ...]:

@@ -3,8 +3,9 @@ the Stryker reports it wrote into the artifacts directory:
 
     mutation/<system>/mutation-report.json    Stryker's mutation-testing-report-schema (fencecheck.mutation.stryker)
 
-Per system and file: the score (killed / every mutant that compiles and is not equivalent; a timeout or an error
-is never a kill), the count of each status, and every survivor with its diff. A mutation run is made apart from
+Per system and file: the score (killed / every judged mutant that compiles and is not equivalent: a timeout is
+never a kill; an error, a crash, is left out as Stryker leaves out a RuntimeError, and counted beside it), the
+count of each status, and every survivor with its diff. A mutation run is made apart from
 the gate (it takes hours), so its reports are read whatever their age, and the section says when each was
 written. It never changes the verdict: it measures the suites, not the system.
 
@@ -18,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from fencecheck.checker.known_bad_verdict import CAUGHT, ERROR, TIMEOUT
+from fencecheck.checker.known_bad_verdict import CAUGHT, TIMEOUT
 from fencecheck.checker.known_bad_verdict import SURVIVED as SURVIVED_
 from fencecheck.mutation.stryker import STRYKER_STATUS
 from fencecheck.mutation.stryker import schema as stryker_schema
@@ -27,7 +28,7 @@ from fencecheck.report.html_builder import Safe, el
 MUTATION_REPORTS = "mutation/*/mutation-report.json"
 KILLED, SURVIVED = STRYKER_STATUS[CAUGHT], STRYKER_STATUS[SURVIVED_]
 # A mutant that compiles and is not equivalent, as fencecheck.mutation.outcomes.Outcome.counted says.
-COUNTED = tuple(STRYKER_STATUS[status] for status in (CAUGHT, SURVIVED_, TIMEOUT, ERROR))
+COUNTED = tuple(STRYKER_STATUS[status] for status in (CAUGHT, SURVIVED_, TIMEOUT))
 MAX_SURVIVORS_MD = 8
 
 
@@ -113,8 +114,8 @@ def mutation_markdown(section: MutationSection | None, code: Any) -> list[str]:
     """Lines for evidence.md (`code` is render_markdown's helper)."""
     if section is None:
         return ["**Mutation:** not run (fencecheck mutate --system S writes it)"]
-    lines = ["", "**Mutation** (fencecheck mutate; score: killed / every mutant that compiles and is not equivalent):",
-             ""]
+    lines = ["", "**Mutation** (fencecheck mutate; score: killed / killed, survived and timed out; errors and "
+             "equivalents left out, counted beside it):", ""]
     lines += [f"- {f.system} {code(f.path)}: {f.score_text()}; {_statuses_text(f.statuses)}" for f in section.files]
     shown = [f"{code(s.path)}:{s.line} {s.mutator} ({code(s.id)})" for s in section.survivors[:MAX_SURVIVORS_MD]]
     if shown:

@@ -7,7 +7,7 @@ Pure and deterministic: `step(state, op) -> (new_state, result)` over frozen, ha
 from .constants import LEASE_DURATION, MAX_REVISION
 from .describe import describe_op, describe_state
 from .documents import documents, documents_for, record_documents
-from .faults import FAULT_LEASE_ID, fault_applies
+from .faults import FAULT_LEASE_ID, VALID_FAULTS, fault_applies
 from .ops import (
     Acquire,
     CommandRef,
@@ -42,6 +42,7 @@ __all__ = [
     "TRANSITIONS",
     "TRANSITIONS_BY_ID",
     "TRANSITION_IDS",
+    "VALID_FAULTS",
     "Acquire",
     "AuditEvent",
     "CommandRecord",

@@ -3,8 +3,8 @@
 Every fault requires a registered key (root pair present) that is not corrupt ("stored" below), plus the
 kind's own precondition (`fault_applies`).
 The rewrite starts from `record_documents` of the key; the harness then writes exactly `documents_for`
-the key in the new state (creating, replacing and deleting documents to match). Every kind but
-revision_at_maximum yields a record that is not valid, kept opaque as a `CorruptRecord`.
+the key in the new state (creating, replacing and deleting documents to match). Every kind but the two
+rebases (`VALID_FAULTS`) yields a record that is not valid, kept opaque as a `CorruptRecord`.
 
 | kind | applies to | rewrite |
 | --- | --- | --- |
@@ -20,7 +20,11 @@ revision_at_maximum yields a record that is not valid, kept opaque as a `Corrupt
 | timestamp_regression | stored | lifecycle createdAt = root createdAt - 1 us; without: root updatedAt - 1 us |
 | environment_mismatch | stored | root environment = the next value of the enum |
 | revision_at_maximum | leased, revision < max | VALID: revision max, fence max-1, partner audit moved to max |
+| revision_below_maximum | leased, revision < max-1 | VALID: revision max-1, fence max-2, partner audit moved there |
 | fence_at_maximum | with lifecycle | lifecycle fenceEpoch = max |
+
+revision_below_maximum leaves room for one finish, at a fence far past the small integers CPython caches: an exact
+retry of that finish is where an `==` on a fence turned `is` shows.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from .state import AuditEvent, CommandRecord, CorruptRecord, JournalState, Lifec
 FAULT_LEASE_ID = "00000000-0000-4000-8000-000000000000"  # holder of a lifecycle created by orphan_lifecycle
 _MICROSECOND = timedelta(microseconds=1)
 _INJECTED = fixed("fault_injected", wrote=True)
+# The faults that leave a valid record, each with the revision it rebases a leased record to.
+VALID_FAULTS = {FaultKind.REVISION_AT_MAXIMUM: MAX_REVISION, FaultKind.REVISION_BELOW_MAXIMUM: MAX_REVISION - 1}
 _NOT_APPLICABLE = fixed("fault_not_applicable")
 
 
@@ -55,8 +61,8 @@ def fault_applies(state: JournalState, command: CommandRef, kind: FaultKind) -> 
     lc = record.lifecycle
     if kind in (FaultKind.MISSING_CURRENT_AUDIT, FaultKind.FENCE_AT_MAXIMUM):
         return lc is not None
-    if kind is FaultKind.REVISION_AT_MAXIMUM:
-        return lc is not None and lc.state == LEASED and lc.revision < MAX_REVISION
+    if kind in VALID_FAULTS:
+        return lc is not None and lc.state == LEASED and lc.revision < VALID_FAULTS[kind]
     if kind is FaultKind.PRESEEDED_NEXT_AUDIT:
         return record.revision < MAX_REVISION
     return True
@@ -67,21 +73,21 @@ def _other_hash(value: str) -> str:
     return upper if upper != value else digest("model-fault-bad-hash", value)
 
 
-def _rebase_to_maximum(h: str, record: CommandRecord) -> CommandRecord:
+def _rebase(record: CommandRecord, revision: int) -> CommandRecord:
+    """The leased record moved to `revision` (fence revision-1), its partner audit with it; the audits below
+    stay, so the chain keeps one gap below the new revision."""
     lc = record.lifecycle
     new_lc = Lifecycle(
         LEASED,
-        MAX_REVISION,
-        MAX_REVISION - 1,
+        revision,
+        revision - 1,
         lc.owner_fingerprint,
         lc.acquired_at,
         lc.expires_at,
         lc.created_at,
         lc.updated_at,
     )
-    partner = AuditEvent(
-        MAX_REVISION, EV_LEASE_TAKEN_OVER, LEASED, LEASED, MAX_REVISION - 1, lc.expires_at, lc.updated_at
-    )
+    partner = AuditEvent(revision, EV_LEASE_TAKEN_OVER, LEASED, LEASED, revision - 1, lc.expires_at, lc.updated_at)
     audits = tuple(e for e in record.audits if e.revision != lc.revision) + (partner,)
     return CommandRecord(record.registration, new_lc, audits)
 
@@ -153,8 +159,8 @@ def apply_fault(state: JournalState, op: InjectFault) -> tuple[JournalState, Res
         return state, _NOT_APPLICABLE
     h = op.command.key_hash
     record = state.get(h)
-    if op.kind is FaultKind.REVISION_AT_MAXIMUM:
-        new_record = _rebase_to_maximum(h, record)
+    if op.kind in VALID_FAULTS:
+        new_record = _rebase(record, VALID_FAULTS[op.kind])
     else:
         new_record = CorruptRecord.of(_corrupt_documents(h, record, op.kind))
     return state.with_record(h, new_record), _INJECTED

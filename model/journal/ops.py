@@ -180,6 +180,7 @@ class FaultKind(enum.Enum):
     TIMESTAMP_REGRESSION = "timestamp_regression"
     ENVIRONMENT_MISMATCH = "environment_mismatch"
     REVISION_AT_MAXIMUM = "revision_at_maximum"
+    REVISION_BELOW_MAXIMUM = "revision_below_maximum"
     FENCE_AT_MAXIMUM = "fence_at_maximum"
 
 

@@ -70,6 +70,11 @@ def test_mutate_lists_a_shard_and_refuses_what_it_cannot_do(emulator, tmp_path):
     assert listed.returncode == everything.returncode == 0, listed.stderr + everything.stderr
     half, whole = listed.stdout.splitlines(), everything.stdout.splitlines()
     assert half == whole[1::2] and half
+    named = [line.split()[0] for line in whole[2:4]]
+    picked = _mutate(emulator, tmp_path / "work", "--list", *(f"--mutant={i}" for i in named))
+    assert picked.returncode == 0 and picked.stdout.splitlines() == whole[2:4], picked.stderr
+    missing = _mutate(emulator, tmp_path / "work", "--list", "--mutant", "000000000000")
+    assert missing.returncode == 2 and "--mutant 000000000000: no such mutant" in missing.stderr, missing.stderr
     bad = _mutate(emulator, tmp_path / "work", "--shard", "3/2")
     assert bad.returncode == 2 and "--shard '3/2': expected K/N" in bad.stderr, bad.stderr
     unknown = subprocess.run([sys.executable, "-m", "fencecheck", "mutate", "--system", "nope"], cwd=ROOT,

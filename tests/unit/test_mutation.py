@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import sys
 
+import attrs
 import pytest
 
 from fencecheck import report
 from fencecheck.errors import UsageError
+from fencecheck.mutation import equivalents, outcomes, stryker
 from fencecheck.mutation import mutants as mutation
-from fencecheck.mutation import outcomes, stryker
 from fencecheck.plugin.records import MutationTargets
 from fencecheck.plugin.registry import SYSTEM_NAMES
 from fencecheck.plugin.registry import plugin as plugin_named
@@ -117,10 +118,10 @@ def test_results_resume_skipping_a_cut_line_and_the_last_line_for_a_mutant_wins(
         outcomes.Outcome("x", "killed", "-")
 
 
-def test_the_score_counts_timeouts_and_errors_as_not_killed_and_leaves_out_the_mutants_never_run():
+def test_the_score_counts_timeouts_as_not_killed_and_leaves_out_errors_and_the_mutants_never_run():
     found = [outcomes.Outcome(str(n), status, "-") for n, status in
              enumerate(("caught", "caught", "survived", "timeout", "error", "equivalent", "compile-error"))]
-    assert outcomes.score(found) == (2, 5)
+    assert outcomes.score(found) == (2, 4)
 
 
 def test_the_stryker_report_validates_and_maps_every_status(journal_decide):
@@ -150,10 +151,10 @@ def test_the_evidence_report_shows_the_scores_and_every_survivor_with_its_diff(j
     target.write_text(json.dumps(stryker.report(run, decided)))
     section = report.collect(tmp_path).mutation
     assert [(f.system, f.path, f.killed, f.counted) for f in section.files] == [
-        ("journal", "reference/journal/decide.py", 1, 3)]
+        ("journal", "reference/journal/decide.py", 1, 2)]
     assert [s.id for s in section.survivors] == [run[1].id]
     lines = "\n".join(mutation_markdown(section, lambda text: f"`{text}`"))
-    assert "33.3% (1/3)" in lines and run[1].id in lines
+    assert "50.0% (1/2)" in lines and "1 RuntimeError" in lines and run[1].id in lines
     html = str(mutation_html(section))
     assert run[1].replacement() in html.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&") \
         or run[1].diff().splitlines()[-1][1:].strip() in html
@@ -171,3 +172,51 @@ def test_every_registered_system_with_targets_yields_mutants_of_every_target():
 def test_an_operator_cosmic_ray_does_not_have_is_a_usage_error():
     with pytest.raises(UsageError, match="not an operator of cosmic-ray's"):
         mutation.mutants_of(plugin_named("journal").mutation, operators={"core/NoSuchOperator"})
+
+
+def test_every_triaged_equivalent_of_a_built_in_system_still_names_its_mutant():
+    for system in BUILT_IN:
+        targets = plugin_named(system).mutation
+        entries = equivalents.load(targets)
+        if not entries:
+            continue
+        made = mutation.mutants_of(targets, tuple({e.file for e in entries}), {e.operator for e in entries})
+        marked, stale = equivalents.apply(made, entries)
+        assert [equivalents.describe_stale(entry) for entry in stale] == [], system
+        triaged = {m.id for m in marked if (m.equivalent or "").startswith(equivalents.BY_TRIAGE)}
+        assert triaged == {entry.id for entry in entries}, system
+
+
+def test_a_triaged_mutant_is_ignored_even_after_a_run_judged_it_and_a_moved_entry_is_stale(journal_decide):
+    first = next(m for m in journal_decide if stryker.not_run(m) is None)
+    second = next(m for m in journal_decide if m.operator == first.operator and m.start[0] != first.start[0])
+    line = first.original.splitlines()[first.start[0] - 1].strip()
+    entry = equivalents.Triaged(first.id, first.module, first.start[0], first.operator, line, "cannot matter")
+    moved = attrs.evolve(entry, id=second.id)  # the id of another mutant of the same file and operator: stale
+    marked, stale = equivalents.apply([first, second], [entry])
+    assert marked[0].equivalent == equivalents.BY_TRIAGE + "cannot matter" and marked[1] == second and not stale
+    recorded = {first.id: outcomes.Outcome(first.id, "survived", "every suite passed")}
+    data = stryker.report(marked, recorded)
+    statuses = {m["id"]: (m["status"], m.get("statusReason")) for m in data["files"]["reference/journal/decide.py"]
+                ["mutants"]}
+    assert statuses[first.id] == ("Ignored", equivalents.BY_TRIAGE + "cannot matter")
+    assert equivalents.apply([first, second], [moved]) == ([first, second], [moved])
+    elsewhere = attrs.evolve(entry, line=entry.line + 1)
+    assert equivalents.apply([first], [elsewhere]) == ([first], [elsewhere])
+
+
+def test_an_equivalents_file_that_is_missing_or_malformed_is_a_usage_error(tmp_path, monkeypatch):
+    with pytest.raises(UsageError, match="expected \"package:file.toml\""):
+        equivalents.load(MutationTargets(package="reference.journal", decisions=("decide.py",),
+                                         equivalents="equivalents.toml"))
+    with pytest.raises(UsageError, match="cannot be read"):
+        equivalents.load(MutationTargets(package="reference.journal", decisions=("decide.py",),
+                                         equivalents="fencecheck.systems.journal:absent.toml"))
+    package = tmp_path / "triage_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "eq.toml").write_text('[[equivalent]]\nid = "x"\nfile = "decide.py"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError, match="must have exactly the keys id, file, line, operator, code, why"):
+        equivalents.load(MutationTargets(package="reference.journal", decisions=("decide.py",),
+                                         equivalents="triage_pkg:eq.toml"))

@@ -35,8 +35,8 @@ from fencecheck.systems.journal.exec import exec_journal, is_exec_spec
 from fencecheck.systems.journal.store import key_of, write_key
 from fencecheck.systems.journal.structure import contest_expectations, contest_problems
 from model.journal import (
-    MAX_REVISION,
     TRANSITIONS,
+    VALID_FAULTS,
     CommandRecord,
     CommandRef,
     FaultKind,
@@ -97,10 +97,22 @@ def read_set(key_hash: str, known: Collection[str]) -> list[str]:
     return sorted(paths)
 
 
+REBASED_FROM = min(VALID_FAULTS.values())  # no record reaches this high but by a rebase fault
+
+
+def _contiguous(revisions: list[int], top: int) -> bool:
+    """1..top, or 1..k then a run from a rebase's revision up to top."""
+    low = [revision for revision in revisions if revision < REBASED_FROM]
+    high = [revision for revision in revisions if revision >= REBASED_FROM]
+    if low != list(range(1, len(low) + 1)) or revisions[-1:] != [top]:
+        return False
+    return high == list(range(high[0], top + 1)) if high else len(low) == top
+
+
 def audit_chain_problems(state: JournalState, stored: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
     """Per valid record of `keys` (`stored`: what was read back of them, each with `.data`): audit revisions
-    1..R (a record rebased to the maximum by the revision_at_maximum fault keeps one gap below R), the audit at
-    R matches the lifecycle, and each event starts where the previous one ended."""
+    1..R (a record rebased near the maximum by a VALID_FAULTS fault keeps one gap, below the revision it was
+    rebased to), the audit at R matches the lifecycle, and each event starts where the previous one ended."""
     audits: dict[str, dict[int, Mapping[str, Any]]] = {}
     for path, item in stored.items():
         match = AUDIT_REVISION.match(path)
@@ -115,8 +127,7 @@ def audit_chain_problems(state: JournalState, stored: Mapping[str, Any], keys: I
         revisions = sorted(chain)
         lc = record.lifecycle
         top = 1 if lc is None else lc.revision
-        contiguous = revisions[:-1] == list(range(1, len(revisions))) and revisions[-1:] == [top]
-        if not contiguous or (len(revisions) != top and top != MAX_REVISION):
+        if not _contiguous(revisions, top):
             problems.append(f"{h[:8]}: audit revisions {revisions} are not contiguous up to revision {top}")
             continue
         for revision in revisions:
@@ -314,5 +325,6 @@ JOURNAL = SystemPlugin(
         catalogue="known_bad.journal",
         parallel_variants=parallel_variants,
     ),
-    mutation=MutationTargets(package="reference.journal", decisions=("decide.py",), others=("runner.py",)),
+    mutation=MutationTargets(package="reference.journal", decisions=("decide.py",), others=("runner.py",),
+                             equivalents="fencecheck.systems.journal:equivalent_mutants.toml"),
 )

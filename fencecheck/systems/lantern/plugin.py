@@ -279,5 +279,6 @@ LANTERN = SystemPlugin(
         # contest catches it.
         parallel_variants=lambda: ("finding_5_read_then_write_extinguish", "rejected_a3_auto_extinguish_batch"),
     ),
-    mutation=MutationTargets(package="reference.lantern", decisions=("decide.py",), others=("runner.py",)),
+    mutation=MutationTargets(package="reference.lantern", decisions=("decide.py",), others=("runner.py",),
+                             equivalents="fencecheck.systems.lantern:equivalent_mutants.toml"),
 )

@@ -105,6 +105,12 @@ WHO = ("bundle", "current", "current")  # a lease from the Bundle, or the journa
 RETRY_GAPS = (timedelta(0), US, timedelta(seconds=1), timedelta(minutes=1))
 RECEIPT = "c" * 64
 VERIFIED = {"stripe_payment_intent": "PROVIDER_API_VERIFIED", "x402": "CHAIN_FINALIZED"}
+EVIDENCE_CLASSES = ("CALLER_ASSERTED", *VERIFIED.values())
+VERDICTS = ("SETTLED", "FAILED", "NOT_SUBMITTED", "PENDING", "UNKNOWN", "CONFLICTING")
+# The fields of the stored evidence and of the stored consume (model/gateway/near_misses.py compares them), by
+# their names in `Evidence` and `HostedAnswer`.
+EVIDENCE_FIELDS = ("evidence_class", "independent_verification", "verdict", "payment_reference", "submission_fenced")
+CONSUME_FIELDS = ("transition_id", "permit_id", "permit_digest", "transitioned_at", "settlement_deadline_at")
 FAULT_SPACING = 8
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
 # The journey rules (GatewayMachine.deep_journey): fresh journals per example (each one more partition for every
@@ -290,7 +296,7 @@ class GatewayMachine(RuleBasedStateMachine):
         return self._granted(op, self._run(op), "reconcile")
 
     @rule(lease=leases, who=st.sampled_from(WHO),
-          verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED", "PENDING", "UNKNOWN", "CONFLICTING")),
+          verdict=st.sampled_from(VERDICTS),
           evidence_class=st.sampled_from(("verified", "verified", "verified", "caller", "other_provider")),
           verified=st.sampled_from((True, True, True, False)), fenced=st.booleans(),
           reference=st.sampled_from(("stored", "stored", "none", "foreign")),
@@ -570,6 +576,87 @@ class GatewayMachine(RuleBasedStateMachine):
                            now=self.clock)
         self._run(op)
         return op
+
+    # --- near misses of the stored state -----------------------------------------------------------
+
+    @staticmethod
+    def _stored_evidence(ref: JournalRef, record: Journal) -> Evidence | None:
+        """The stored evidence as its exact retry presents it (the stored receipt), if it is complete."""
+        if record.evidence_verdict is None or record.submission_fenced is None:
+            return None  # a report's or a manual terminal's: no verdict (a report has no fence flag either)
+        return Evidence(record.evidence_class, record.independent_verification, record.evidence_verdict,
+                        ref.operation_identity, record.payment_reference, record.submission_fenced,
+                        record.terminal_receipt_digest)
+
+    @staticmethod
+    def _stored_consume(ref: JournalRef, record: Journal, kind: str) -> HostedAnswer:
+        """The hosted answer whose permit group is the stored one (a retry of the recorded consume)."""
+        return HostedAnswer(kind, ref.consume_idempotency_key, ref.operation_identity, "CONSUMED",
+                            *record.permit_group)
+
+    @rule(ref=journals, worker=workers, verdict=st.sampled_from(("SETTLED", "FAILED", "NOT_SUBMITTED")),
+          fenced=st.booleans())
+    def fenced_call_by_another_at_the_current_fence(self, ref, worker, verdict, fenced):
+        """The lease-owner boundary: what the holder would send next, by another worker at the current fence."""
+        record = self._record(ref)
+        if record is None or record.lease_owner_fingerprint is None:
+            return
+        if owner_fingerprint_of(ref.journal_key, worker) == record.lease_owner_fingerprint:
+            worker = WORKERS[(WORKERS.index(worker) + 1) % len(WORKERS)]
+        fenced_call = {"journal": ref, "lease_id": worker, "expected_fence_epoch": record.fence_epoch,
+                       "now": self.clock}
+        if record.lease_kind == "consume":
+            stored = record.consume_transition_id is not None
+            answer = self._stored_consume(ref, record, "FRESH") if stored else self._hosted(ref, record, "FRESH")
+            self._run(RecordConsume(answer=answer, **fenced_call))
+            return
+        if record.lease_kind == "provider":
+            report = record.report if record.claim_id is not None else ("claim-1", "sub-1", "pi_1", "succeeded")
+            self._run(ReportSubmission(**dict(zip(("claim_id", "provider_submission_id", "payment_reference",
+                                                   "caller_outcome"), report, strict=True)), **fenced_call))
+        evidence = self._stored_evidence(ref, record) or self._evidence(ref, record, verdict, fenced)
+        self._run(ApplyEvidence(evidence=evidence, **fenced_call))
+
+    @rule(ref=journals, field=st.sampled_from(EVIDENCE_FIELDS), choice=st.integers(0, 5))
+    def evidence_stored_but_one_field(self, ref, field, choice):
+        """The evidence-retry boundary: the stored evidence but for one field, by the holder at the current fence."""
+        record = self._record(ref)
+        if record is None or record.evidence_class is None or self._holder(record) is None:
+            return
+        stored = {"evidence_class": record.evidence_class, "independent_verification": record.independent_verification,
+                  "verdict": record.evidence_verdict, "payment_reference": record.payment_reference,
+                  "submission_fenced": record.submission_fenced}
+        unset = [name for name, value in stored.items() if value is None and name != "payment_reference"]
+        if len(unset) > 1:
+            return  # a report's evidence (no verdict, no fence flag): no valid evidence is one field from it
+        field = unset[0] if unset else field  # a manual terminal's (no verdict): only a verdict is one field off
+        domain = {"evidence_class": EVIDENCE_CLASSES, "independent_verification": (True, False), "verdict": VERDICTS,
+                  "payment_reference": (None, "pi_1", "pi_2", "pi_foreign"), "submission_fenced": (True, False)}
+        others = [value for value in domain[field] if value != stored[field]]
+        stored[field] = others[choice % len(others)]
+        evidence = Evidence(operation_identity=ref.operation_identity, receipt_digest=record.terminal_receipt_digest,
+                            **stored)
+        self._run(ApplyEvidence(journal=ref, lease_id=self._holder(record), expected_fence_epoch=record.fence_epoch,
+                                evidence=evidence, now=self.clock))
+
+    @rule(ref=journals, field=st.sampled_from(CONSUME_FIELDS), later=st.booleans(),
+          kind=st.sampled_from(("IDEMPOTENT_CONSUMED", "FRESH")))
+    def consume_stored_but_one_field(self, ref, field, later, kind):
+        """The consume-retry boundary: the stored permit group but for one field, by the holder at the current
+        fence (an id or digest replaced, a time 1 ms later or earlier)."""
+        record = self._record(ref)
+        if record is None or record.consume_transition_id is None or self._holder(record) is None:
+            return
+        answer = self._stored_consume(ref, record, kind)
+        value = getattr(answer, field)
+        if isinstance(value, int):
+            changed = value + (1 if later else -1)
+        elif field == "permit_digest":
+            changed = "e" * 64 if value != "e" * 64 else "d" * 64
+        else:
+            changed = f"{value}-other"
+        self._run(RecordConsume(journal=ref, lease_id=self._holder(record), expected_fence_epoch=record.fence_epoch,
+                                answer=attrs.evolve(answer, **{field: changed}), now=self.clock))
 
     # --- the trusted clock -----------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from fencecheck.suites import hypothesis_profiles
 from fencecheck.systems.journal.plugin import JOURNAL, ReferenceAPI
 from model.journal import (
     MAX_REVISION,
+    VALID_FAULTS,
     Acquire,
     CommandRecord,
     CommandRef,
@@ -460,7 +461,7 @@ class JournalMachine(RuleBasedStateMachine):
         self.last_fault_at = len(self.lockstep.ops)
         kind = kinds[pick % len(kinds)]
         self._run(InjectFault(command, kind))
-        if kind is not FaultKind.REVISION_AT_MAXIMUM:  # that one stays a valid record (at the overflow edge)
+        if kind not in VALID_FAULTS:  # the rebases stay valid records (at and one below the overflow edge)
             self.damaged_keys.add(command.key_hash)
         # Observe the damage at once: a fault that no later rule happens to touch would prove nothing.
         self._run(Register(command, self.clock), damaged_ok=True)
@@ -477,6 +478,24 @@ class JournalMachine(RuleBasedStateMachine):
         self.last_fault_at = len(self.lockstep.ops)
         self._run(InjectFault(command, FaultKind.REVISION_AT_MAXIMUM))
         self._call_at_maximum(command, lease.lease_id, kind, 1, timedelta(0))
+
+    @precondition(lambda self: self._fault_allowed())
+    @rule(lease=leases, kind=finish_kinds, ref=ref_fps)
+    def finish_at_a_high_fence_then_retry(self, lease, kind, ref):
+        """revision_below_maximum on a leased key, then its holder finishes at the stored fence (far past the
+        small integers CPython caches) and retries exactly: the retry must answer the terminal record, which a
+        fence compared by identity instead of value would not."""
+        command, state = lease.command, self.lockstep.state
+        if command.key_hash in self.damaged_keys or not fault_applies(state, command, FaultKind.REVISION_BELOW_MAXIMUM):
+            return
+        self.last_fault_at = len(self.lockstep.ops)
+        self._run(InjectFault(command, FaultKind.REVISION_BELOW_MAXIMUM))
+        lc = self.lockstep.state.get(command.key_hash).lifecycle
+        owner = next((h for h in self.lease_ids if owner_fingerprint_of(command.key_hash, h) == lc.owner_fingerprint),
+                     lease.lease_id)
+        finish = self._finish_op(kind, command, owner, lc.fence_epoch, ref, lc.updated_at)
+        self._run(finish)
+        self._run(finish)
 
     def _call_at_maximum(self, command: CommandRef, holder: str, kind: str, fence: int, after: timedelta) -> None:
         """A call by the stored holder of a record at the maximum revision, when it would have to mutate."""

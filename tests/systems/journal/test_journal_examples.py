@@ -16,6 +16,7 @@ from model.journal import (
     TRANSITION_IDS,
     TRANSITIONS,
     TRANSITIONS_BY_ID,
+    VALID_FAULTS,
     Acquire,
     CommandRecord,
     CommandRef,
@@ -514,7 +515,7 @@ def test_fault_makes_an_invalid_record_and_every_call_unrecognized(kind, name):
     new, result = step(state, InjectFault(REF, kind))
     assert result.transition == "fault_injected" and result.wrote and result.output is None
     docs = documents_for(new, H)
-    if kind is FaultKind.REVISION_AT_MAXIMUM:
+    if kind in VALID_FAULTS:
         assert isinstance(new.get(H), CommandRecord)
         assert record_problem(H, docs, environment="test", caller_scope_kind="firebase_uid") is None
         return
@@ -592,6 +593,20 @@ def test_fault_documents():
     assert _fault_docs(reg, FaultKind.TIMESTAMP_REGRESSION)[root]["updatedAt"] == at(0) - US
     assert _fault_docs(reg, FaultKind.ENVIRONMENT_MISMATCH)[root]["environment"] == "staging"
     assert _fault_docs(lease, FaultKind.FENCE_AT_MAXIMUM)[lc]["fenceEpoch"] == MAX_REVISION
+
+
+def test_revision_below_maximum_is_valid_and_leaves_room_for_one_finish_at_a_high_fence():
+    state = run(InjectFault(REF, FaultKind.REVISION_BELOW_MAXIMUM), state=leased())
+    docs = documents_for(state, H)
+    assert set(docs) == {root_path(H), audit_path(H, 1), lifecycle_path(H), audit_path(H, MAX_REVISION - 1)}
+    assert docs[lifecycle_path(H)]["fenceEpoch"] == MAX_REVISION - 2
+    fence = int(str(MAX_REVISION - 2))  # another int object of the same value, as a caller's would be
+    done, first = step(state, Complete(REF, A, fence, C1, at(2)))
+    assert first.outcome == "terminal_succeeded" and first.wrote
+    assert set(documents_for(done, H)) == set(docs) | {audit_path(H, MAX_REVISION)}
+    again, retry = step(done, Complete(REF, A, fence, C1, at(3)))
+    assert (retry.outcome, retry.wrote, again) == ("terminal_succeeded", False, done)
+    assert not fault_applies(done, REF, FaultKind.REVISION_BELOW_MAXIMUM)
 
 
 def test_revision_at_maximum_is_valid_but_cannot_mutate():

@@ -14,6 +14,7 @@ from model.journal import (
     MAX_REVISION,
     TRANSITION_IDS,
     TRANSITIONS_BY_ID,
+    VALID_FAULTS,
     Acquire,
     CommandRecord,
     CommandRef,
@@ -154,7 +155,7 @@ def check_step(state: JournalState, op, faulted: set[str]) -> JournalState:
         )
         if result.wrote:
             faulted.add(h)
-            assert isinstance(new_record, CorruptRecord) == (op.kind is not FaultKind.REVISION_AT_MAXIMUM)
+            assert isinstance(new_record, CorruptRecord) == (op.kind not in VALID_FAULTS)
     else:
         # Journal operations never corrupt a key; a corrupt key answers unrecognized_record.
         assert isinstance(new_record, CorruptRecord) == isinstance(old_record, CorruptRecord)
@@ -319,7 +320,7 @@ def test_corrupt_keys_absorb_every_journal_operation(ops, data):
     if not registered:
         return
     command = data.draw(st.sampled_from(registered))
-    kinds = [k for k in FaultKind if fault_applies(state, command, k) and k is not FaultKind.REVISION_AT_MAXIMUM]
+    kinds = [k for k in FaultKind if fault_applies(state, command, k) and k not in VALID_FAULTS]
     kind = data.draw(st.sampled_from(kinds))
     corrupt, result = step(state, InjectFault(command, kind))
     assert result.transition == "fault_injected"
