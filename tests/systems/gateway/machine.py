@@ -110,6 +110,8 @@ VERDICTS = ("SETTLED", "FAILED", "NOT_SUBMITTED", "PENDING", "UNKNOWN", "CONFLIC
 # The fields of the stored evidence and of the stored consume (model/gateway/near_misses.py compares them), by
 # their names in `Evidence` and `HostedAnswer`.
 EVIDENCE_FIELDS = ("evidence_class", "independent_verification", "verdict", "payment_reference", "submission_fenced")
+REPORT_FIELDS = ("claim_id", "provider_submission_id", "payment_reference", "caller_outcome")  # ReportSubmission.report
+OUTCOMES = ("succeeded", "failed", "pending", "unknown")
 CONSUME_FIELDS = ("transition_id", "permit_id", "permit_digest", "transitioned_at", "settlement_deadline_at")
 FAULT_SPACING = 8
 FAR_FUTURE = datetime(9999, 1, 1, tzinfo=UTC)
@@ -279,7 +281,7 @@ class GatewayMachine(RuleBasedStateMachine):
         return self._granted(op, self._run(op), "provider")
 
     @rule(lease=leases, who=st.sampled_from(WHO), claim=st.sampled_from(("claim-1", "claim-1", "claim-2")),
-          outcome=st.sampled_from(("succeeded", "failed", "pending", "unknown")),
+          outcome=st.sampled_from(OUTCOMES),
           reference=st.sampled_from(("pi_1", "pi_1", "pi_2")))
     def report(self, lease, who, claim, outcome, reference):
         """The provider owner's caller-asserted report (a different one for the same lease: report_conflict)."""
@@ -287,6 +289,22 @@ class GatewayMachine(RuleBasedStateMachine):
         self._run(ReportSubmission(journal=lease.journal, lease_id=lease.lease_id, expected_fence_epoch=lease.fence,
                                    claim_id=claim, provider_submission_id=f"sub-{claim}", payment_reference=reference,
                                    caller_outcome=outcome, now=self.clock))
+
+    @rule(ref=journals, field=st.sampled_from((None, *REPORT_FIELDS)), gap=st.sampled_from(RETRY_GAPS[1:]))
+    def report_again(self, ref, field, gap):
+        """The report-retry boundary: the holder of a provider lease reports again, later, the stored report
+        exactly (submission_reported, nothing written) or with one field changed (report_conflict)."""
+        record = self._record(ref)
+        if record is None or record.lease_kind != "provider" or record.claim_id is None or not self._holder(record):
+            return
+        report = dict(zip(REPORT_FIELDS, record.report, strict=True))
+        if field is not None:
+            others = {"claim_id": ("claim-1", "claim-2"), "provider_submission_id": ("sub-claim-1", "sub-claim-2"),
+                      "payment_reference": ("pi_1", "pi_2"), "caller_outcome": OUTCOMES}[field]
+            report[field] = next(value for value in others if value != report[field])
+        self.clock += gap
+        self._run(ReportSubmission(journal=ref, lease_id=self._holder(record), expected_fence_epoch=record.fence_epoch,
+                                   now=self.clock, **report))
 
     # --- reconciliation and settlement -------------------------------------------------------------
 
