@@ -49,6 +49,7 @@ MAX_PROCESSES = 64
 # SDK at once on a loaded machine took longer than HELLO_SECONDS each; a few at a time greet within it.
 MAX_STARTING = 4
 CALL_SECONDS = 120.0  # a hang: longer than any journal call's ten attempts under the emulator's lock timeout
+DRAIN_SECONDS = 30.0  # after end of stdin: answer what is in flight and exit, or be killed
 
 
 class ImplementationFailure(FencecheckError, RuntimeError):
@@ -165,9 +166,13 @@ class ImplementationProcess:
         failure = ImplementationFailure(what, self.stderr_tail(), kind)
         with self._lock:
             self._dead = self._dead or failure
+        self._fail_waiting(failure)
+
+    def _fail_waiting(self, error: Exception) -> None:
+        with self._lock:
             waiting, self._waiting = self._waiting, {}
         for future in waiting.values():
-            future.set_exception(failure)
+            future.set_exception(error)
 
     def _read_stdout(self) -> None:
         assert self._process.stdout is not None
@@ -180,6 +185,9 @@ class ImplementationProcess:
                 self._process.kill()  # nothing it says afterwards can be trusted
                 self._fail_all(f"malformed answer line: {line[:200]!r}", ProblemKind.PROTOCOL)
                 return
+            if answer_id is None and isinstance(said, ProtocolErrorAnswer):
+                self._fail_waiting(said)  # a line it could not parse: ours, and which request is unknown
+                continue
             with self._lock:
                 future = self._waiting.pop(answer_id, None) if isinstance(answer_id, int | str) else None
             if future is None:
@@ -227,7 +235,7 @@ class ImplementationProcess:
             raise ImplementationFailure(f"no answer within {timeout} s (hang)", self.stderr_tail(),
                                         ProblemKind.HANG) from None
 
-    def hello(self, timeout: float = 60.0) -> dict[str, Any]:
+    def hello(self, timeout: float = HELLO_SECONDS) -> dict[str, Any]:
         """The handshake: the implementation's description, or ImplementationFailure if it is not version 1."""
         answer = self.result(self.send({"op": "hello", "protocol": PROTOCOL, "versions": [VERSION]}), timeout)
         described = answer.output
@@ -236,10 +244,10 @@ class ImplementationProcess:
             raise ImplementationFailure(what, self.stderr_tail(), ProblemKind.PROTOCOL)
         return described
 
-    def call(self, op: str, args: Mapping[str, Any], now: str, timeout: float = 120.0) -> Answer:
+    def call(self, op: str, args: Mapping[str, Any], now: str, timeout: float = CALL_SECONDS) -> Answer:
         return self.result(self.send({"op": op, "args": dict(args), "now": now}), timeout)
 
-    def close(self, timeout: float = 30.0) -> int:
+    def close(self, timeout: float = DRAIN_SECONDS) -> int:
         """End of input: the implementation answers what is in flight and exits. Killed if it does not."""
         if self._process.stdin is not None and not self._process.stdin.closed:
             try:

@@ -63,6 +63,29 @@ def test_a_protocol_error_is_the_requests_fault_and_the_process_goes_on() -> Non
         assert process.call("good", {}, "t") == Answer(output={})
 
 
+def test_a_line_the_implementation_could_not_parse_fails_what_is_in_flight_as_ours_and_it_goes_on() -> None:
+    # docs/implementation-protocol.md: a line that is not JSON is answered with `"id": null`.
+    with fake(
+        """
+        for line in sys.stdin:
+            try:
+                request = json.loads(line)
+            except ValueError:
+                answer({"id": None, "protocolError": "not JSON"})
+                continue
+            if request["op"] != "wait":
+                answer({"id": request["id"], "output": {}})
+        """
+    ) as process:
+        process.hello()
+        waiting = process.send({"op": "wait", "args": {}, "now": "t"})
+        process.send_raw(b"{not json\n")
+        with pytest.raises(ProtocolErrorAnswer, match="not JSON") as refused:
+            process.result(waiting, 60)
+        assert refused.value.problem_kind.value == "harness"
+        assert process.call("good", {}, "t") == Answer(output={})
+
+
 @pytest.mark.parametrize(
     "line",
     [
