@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -199,6 +200,19 @@ def _chosen(every: list[mutation.Mutant], ids: Sequence[str] | None) -> list[mut
 
 
 def mutate_command(args: argparse.Namespace) -> int:
+    """SIGINT or SIGTERM stops the running mutant's suites (their process groups), replays and emulator, keeps
+    what was decided, and exits 128 + the signal's number, as the gate does."""
+    with gate_process.SignalGuard() as guard:
+        try:
+            return _mutate(args)
+        except gate_process.Interrupted:
+            guard.hold()
+            print(f"mutate: stopped by {signal.Signals(guard.received).name}; the mutants decided so far are kept, "
+                  "and the same command resumes after them", file=sys.stderr, flush=True)
+    return 128 + guard.received
+
+
+def _mutate(args: argparse.Namespace) -> int:
     system = args.system
     if system not in SYSTEM_NAMES:
         raise UsageError(f"--system {system!r}: expected one of {', '.join(SYSTEM_NAMES)}")

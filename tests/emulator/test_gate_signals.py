@@ -17,9 +17,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+
+from tests.process_tree import command_of as _command
+from tests.process_tree import descendants as _descendants
+from tests.process_tree import running as _running
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # the gate deselects harness tests
 
@@ -34,41 +37,6 @@ def _wait():
 def test_one(): _wait()
 def test_two(): _wait()
 """
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return None
-
-
-def _descendants(root: int) -> dict[int, str]:
-    """pid -> start time of every live process below `root` (the start time tells a reused pid apart)."""
-    children: dict[int, list[int]] = {}
-    starts: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None and fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-            starts[int(entry.name)] = fields[19]
-    found, todo = {}, list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found[pid] = starts[pid]
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def _running(pid: int, start: str) -> bool:
-    fields = _stat(pid)
-    return fields is not None and fields[0] not in ("Z", "X") and fields[19] == start  # zombies have ended
-
-
-def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return "?"
 
 
 def _until(condition, timeout: float, what: str, gate: subprocess.Popen[str]) -> None:

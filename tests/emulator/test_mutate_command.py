@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from fencecheck.mutation import outcomes, stryker
+from tests.process_tree import command_of, descendants, running
 
 pytestmark = [pytest.mark.emulator, pytest.mark.harness]  # it runs suites of its own: the gate deselects it
 
@@ -80,3 +83,29 @@ def test_mutate_lists_a_shard_and_refuses_what_it_cannot_do(emulator, tmp_path):
     unknown = subprocess.run([sys.executable, "-m", "fencecheck", "mutate", "--system", "nope"], cwd=ROOT,
                              capture_output=True, text=True, timeout=120, check=False)
     assert unknown.returncode == 2 and "--system 'nope': expected one of journal" in unknown.stderr, unknown.stderr
+
+
+def test_a_signal_to_mutate_stops_its_suites_and_keeps_what_was_decided(emulator, tmp_path):
+    env = {**os.environ, "FIRESTORE_EMULATOR_HOST": emulator.host}
+    work = tmp_path / "work"
+    command = [sys.executable, "-m", "fencecheck", "mutate", "--system", "journal", "--module", "decide.py",
+               "--operator", "core/AddNot", "--timeout", "600", "--workers", "1", "--work", str(work)]
+    mutate = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any("pytest" in command_of(pid) for pid in descendants(mutate.pid)):
+            assert mutate.poll() is None and time.monotonic() < deadline, "no suite started against a mutant"
+            time.sleep(0.1)
+        tree = descendants(mutate.pid)
+        mutate.send_signal(signal.SIGTERM)
+        output, _ = mutate.communicate(timeout=120)
+    finally:
+        if mutate.poll() is None:
+            mutate.kill()
+    assert mutate.returncode == 128 + signal.SIGTERM, output
+    assert "stopped by SIGTERM; the mutants decided so far are kept" in output
+    deadline = time.monotonic() + 30
+    while (left := [pid for pid, start in tree.items() if running(pid, start)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, [command_of(pid) for pid in left]
+    assert not list((work / "packages").glob("fencecheck_mutant_*"))
