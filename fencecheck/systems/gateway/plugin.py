@@ -424,5 +424,6 @@ GATEWAY = SystemPlugin(
         catalogue="known_bad.gateway",
         parallel_variants=lambda: ("claim_outside_the_transaction",),
     ),
-    mutation=MutationTargets(package="reference.gateway", decisions=("decide.py",), others=("runner.py",)),
+    mutation=MutationTargets(package="reference.gateway", decisions=("decide.py",), others=("runner.py",),
+                             equivalents="fencecheck.systems.gateway:equivalent_mutants.toml"),
 )
