@@ -27,7 +27,7 @@ from fencecheck.report.html_builder import Safe, el
 
 MUTATION_REPORTS = "mutation/*/mutation-report.json"
 KILLED, SURVIVED = STRYKER_STATUS[CAUGHT], STRYKER_STATUS[SURVIVED_]
-# A mutant that compiles and is not equivalent, as fencecheck.mutation.outcomes.Outcome.counted says.
+# A judged mutant that compiles and is not equivalent (errors left out), as outcomes.Outcome.counted says.
 COUNTED = tuple(STRYKER_STATUS[status] for status in (CAUGHT, SURVIVED_, TIMEOUT))
 MAX_SURVIVORS_MD = 8
 
