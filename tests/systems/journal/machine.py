@@ -332,6 +332,34 @@ class JournalMachine(RuleBasedStateMachine):
         lc, owner = found
         self._run(self._finish_op(kind, lease.command, owner, lc.fence_epoch + delta, ref, self.clock))
 
+    @rule(lease=leases, where=st.sampled_from(("one_microsecond_before", "exactly", "one_microsecond_after")),
+          kind=finish_kinds, ref=ref_fps)
+    def finish_by_holder_at_expiry(self, lease, where, kind, ref):
+        """Near miss on the clock: the stored holder finishes at the stored fence 1 us before its lease's
+        leaseExpiresAt (terminal), exactly at it or 1 us after (lease_rejected: a lease is live while now < expiry).
+        The clock only moves forward: a stored lease is active, so its expiry is later than the clock."""
+        found = self._stored_lease(lease.command)
+        if found is None or found[1] is None:
+            return
+        lc, owner = found
+        self.clock = lc.expires_at + {"one_microsecond_before": -US, "exactly": timedelta(0),
+                                      "one_microsecond_after": US}[where]
+        self._run(self._finish_op(kind, lease.command, owner, lc.fence_epoch, ref, self.clock))
+
+    @rule(target=leases, lease=leases, holder=holders, kind=finish_kinds, ref=ref_fps)
+    def take_over_then_finish_at_the_previous_fence(self, lease, holder, kind, ref):
+        """Near miss on the fence: a stored lease taken over at its expiry (by its own holder again, or another),
+        then the new holder finishes at the fence one below its own, the one the lease it took over had."""
+        found = self._stored_lease(lease.command)
+        if found is None:
+            return multiple()
+        self.clock = found[0].expires_at
+        op = Acquire(lease.command, holder, self.clock)
+        grant = self._grant(op, self._run(op))
+        if isinstance(grant, Grant):
+            self._run(self._finish_op(kind, lease.command, holder, grant.fence - 1, ref, self.clock))
+        return grant
+
     @rule(command=commands, holder=holders, fence=st.integers(1, 3), kind=finish_kinds, ref=ref_fps, reading=readings)
     def finish_unleased(self, command, holder, fence, kind, ref, reading):
         """Finishing without a grant: unregistered, no lease yet, or a guess."""
