@@ -337,18 +337,18 @@ class LanternMachine(RuleBasedStateMachine):
         call = self._light_call(user, venue, door)._replace(lantern_id=lit.lantern_id)
         self._light(call)
 
-    @rule(lit=lanterns, field=st.sampled_from(("user", "venue")), side=st.sampled_from(("before", "after")))
-    def reuse_lantern_id_one_field_off(self, lit, field, side):
-        """Near miss: the light again with only its user or only its venue changed, to the nearest id on the drawn
-        side of the stored one (an `==` turned `<=` or `>=` agrees on one side only): lantern_id_taken, never the
-        stored lantern (only the exact call gets it back)."""
+    @rule(lit=lanterns, field=st.sampled_from(("user", "venue")))
+    def reuse_lantern_id_one_field_off(self, lit, field):
+        """Near miss: the light again with only its user or only its venue changed, to the nearest id before the
+        stored one and then to the nearest after it: lantern_id_taken, never the stored lantern (only the exact
+        call gets it back). Both sides in one rule, because an `==` turned `<=` or `>=` agrees on one side only,
+        and a side drawn per call was too seldom the right one in a short run."""
         if field == "user":
             stored, known = lit.user_id, USER_NAMES
         else:  # a venue that still exists, or the light stops at the venue pre-read before any decision
             stored, known = lit.venue_id, [v for v in self.venue_calls if self.lockstep.state.venue(v) is not None]
-        on_side = sorted(v for v in known if (v > stored if side == "after" else v < stored))
-        if on_side:
-            nearest = on_side[0] if side == "after" else on_side[-1]
+        before, after = [v for v in known if v < stored], [v for v in known if v > stored]
+        for nearest in ([max(before)] if before else []) + ([min(after)] if after else []):
             if field == "user":
                 self._light(lit._replace(user_id=nearest))
             else:  # a manual caller stands at the other venue, or the geofence refuses before any decision
