@@ -1,4 +1,4 @@
-"""The harness side of the implementation process protocol (docs/implementation-protocol.md, version 1).
+"""The harness side of the implementation process protocol (docs/implementation-protocol.md, versions 1 and 2).
 
 An implementation written in any language runs as a child process: `ImplementationProcess` starts its
 command with the emulator host and a project id in its environment, does the hello handshake, sends requests
@@ -39,7 +39,11 @@ from fencecheck.errors import FencecheckError, UsageError
 from fencecheck.problems import ProblemKind
 
 PROTOCOL = "fencecheck-implementation"
-VERSION = 1
+# Version 2 names the system in the hello and carries every system's operations; version 1 is the journal's
+# alone, so an implementation that chooses it serves the journal (the first Node journal speaks only 1).
+VERSIONS = (1, 2)
+VERSION = VERSIONS[-1]
+JOURNAL_ONLY_VERSION = 1
 STDERR_TAIL_CHARS = 4000
 HELLO_SECONDS = 60.0
 # More than one contest's or parallel case's hosts at once: each wire lane (fencecheck.wire.lanes) is a host
@@ -235,17 +239,29 @@ class ImplementationProcess:
             raise ImplementationFailure(f"no answer within {timeout} s (hang)", self.stderr_tail(),
                                         ProblemKind.HANG) from None
 
-    def hello(self, timeout: float = HELLO_SECONDS) -> dict[str, Any]:
-        """The handshake: the implementation's description, or ImplementationFailure if it is not version 1."""
-        answer = self.result(self.send({"op": "hello", "protocol": PROTOCOL, "versions": [VERSION]}), timeout)
+    def hello(self, timeout: float = HELLO_SECONDS, *, system: str = "journal") -> dict[str, Any]:
+        """The handshake for `system`: the implementation's description, or ImplementationFailure when it chose
+        no version the harness speaks for that system, or serves another system."""
+        request = {"op": "hello", "protocol": PROTOCOL, "versions": list(VERSIONS), "system": system}
+        answer = self.result(self.send(request), timeout)
         described = answer.output
-        if answer.error is not None or not isinstance(described, dict) or described.get("version") != VERSION:
-            what = f"hello answered {answer!r}, not protocol version {VERSION}"
+        spoken = VERSIONS if system == "journal" else tuple(v for v in VERSIONS if v != JOURNAL_ONLY_VERSION)
+        version = described.get("version") if isinstance(described, dict) else None
+        if answer.error is not None or type(version) is not int or version not in spoken:
+            what = (f"hello answered {answer!r}, not protocol version {' or '.join(map(str, spoken))} (the {system} "
+                    f"needs one of those)")
+            raise ImplementationFailure(what, self.stderr_tail(), ProblemKind.PROTOCOL)
+        if described.get("system") != system:
+            what = f"hello named the system {described.get('system')!r}, not the {system} the harness asked for"
             raise ImplementationFailure(what, self.stderr_tail(), ProblemKind.PROTOCOL)
         return described
 
-    def call(self, op: str, args: Mapping[str, Any], now: str, timeout: float = CALL_SECONDS) -> Answer:
-        return self.result(self.send({"op": op, "args": dict(args), "now": now}), timeout)
+    def call(self, op: str, args: Mapping[str, Any], now: str | None, timeout: float = CALL_SECONDS) -> Answer:
+        """One operation; `now` None for one that reads no clock (version 2 sends no `now` then)."""
+        request: dict[str, Any] = {"op": op, "args": dict(args)}
+        if now is not None:
+            request["now"] = now
+        return self.result(self.send(request), timeout)
 
     def close(self, timeout: float = DRAIN_SECONDS) -> int:
         """End of input: the implementation answers what is in flight and exits. Killed if it does not."""
@@ -281,11 +297,11 @@ def exec_command_of(spec: str | None) -> str | None:
     return rest if mark and system and ":" not in system else None
 
 
-def describe_exec(command_line: str, emulator_host: str) -> str:
+def describe_exec(command_line: str, emulator_host: str, system: str = "journal") -> str:
     """What the implementation says it is, from a hello of its own, for the evidence: its name, system and
     protocol version, and the command that started it. Failures to start or greet raise as they would in a
     suite, so a gate stops before any suite runs against an implementation that cannot answer."""
-    pool = ImplementationPool(parse_command(command_line))
+    pool = ImplementationPool(parse_command(command_line), system=system)
     try:
         pool.process_for(emulator_host, HELLO_PROJECT)
         described = pool.described or {}
@@ -313,8 +329,9 @@ class ImplementationPool:
     `close()` ends every process (each answers what is in flight, then exits, or is killed); pools still open
     at interpreter exit are closed then, so no implementation outlives the harness."""
 
-    def __init__(self, command: Sequence[str], *, cwd: str | None = None) -> None:
+    def __init__(self, command: Sequence[str], *, system: str = "journal", cwd: str | None = None) -> None:
         self.command = tuple(command)
+        self.system = system
         self.cwd = cwd
         self._lock = threading.Lock()
         # Most recently used last; beyond MAX_PROCESSES the least recently used one is ended (a suite makes a
@@ -368,7 +385,7 @@ class ImplementationPool:
     def _start(self, emulator_host: str, project_id: str) -> tuple[ImplementationProcess, dict[str, Any]]:
         process = ImplementationProcess(self.command, emulator_host=emulator_host, project_id=project_id, cwd=self.cwd)
         try:
-            described = process.hello(HELLO_SECONDS)
+            described = process.hello(HELLO_SECONDS, system=self.system)
         except BaseException:
             process.close(timeout=5)
             raise
@@ -378,7 +395,7 @@ class ImplementationPool:
                                         process.stderr_tail(), ProblemKind.PROTOCOL)
         return process, described
 
-    def call(self, emulator_host: str, project_id: str, op: str, args: Mapping[str, Any], now: str) -> Answer:
+    def call(self, emulator_host: str, project_id: str, op: str, args: Mapping[str, Any], now: str | None) -> Answer:
         return self.process_for(emulator_host, project_id).call(op, args, now, CALL_SECONDS)
 
     def close_project(self, emulator_host: str, project_id: str) -> None:

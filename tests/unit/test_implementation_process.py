@@ -6,11 +6,13 @@ protocol of docs/implementation-protocol.md, so the client's reporting is pinned
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 
 import pytest
 
+from fencecheck.problems import ProblemKind
 from fencecheck.protocol.process import Answer, ImplementationFailure, ImplementationProcess, ProtocolErrorAnswer
 
 # Reads requests until it holds `n`, then answers them in reverse order (answers in any order are legal).
@@ -142,16 +144,44 @@ def test_an_implementation_error_answer_is_a_failure_not_a_verdict() -> None:
             process.call("x", {}, "t")
 
 
-def test_a_hello_of_another_version_is_refused() -> None:
-    script = """
+def _hello_answering(output: dict) -> list[str]:
+    script = f"""
 import json, sys
 request = json.loads(sys.stdin.readline())
-sys.stdout.write(json.dumps({"id": request["id"], "output": {"version": 2}}) + "\\n"); sys.stdout.flush()
+sys.stdout.write(json.dumps({{"id": request["id"], "output": {output!r}}}) + "\\n"); sys.stdout.flush()
+sys.stdin.read()
+"""
+    return [sys.executable, "-c", script]
+
+
+@pytest.mark.parametrize(("system", "output", "refusal"), [
+    ("journal", {"version": 3, "system": "journal"}, "not protocol version 1 or 2"),
+    ("journal", {"version": True, "system": "journal"}, "not protocol version 1 or 2"),  # True is not 1
+    ("lantern", {"version": 1, "system": "lantern"}, "not protocol version 2 .the lantern needs one of those"),
+    ("lantern", {"version": 2, "system": "journal"}, "named the system 'journal', not the lantern"),
+])
+def test_a_hello_of_a_version_or_system_the_harness_did_not_ask_for_is_refused(system, output, refusal) -> None:
+    with ImplementationProcess(_hello_answering(output), emulator_host="h", project_id="p") as process:
+        with pytest.raises(ImplementationFailure, match=refusal) as raised:
+            process.hello(system=system)
+    assert raised.value.problem_kind is ProblemKind.PROTOCOL
+
+
+def test_the_hello_offers_both_versions_and_names_the_system(tmp_path) -> None:
+    seen = tmp_path / "hello.json"
+    script = f"""
+import json, sys
+line = sys.stdin.readline()
+open({str(seen)!r}, "w").write(line)
+request = json.loads(line)
+sys.stdout.write(json.dumps({{"id": request["id"], "output": {{"version": 2, "system": "gateway"}}}}) + "\\n")
+sys.stdout.flush()
 sys.stdin.read()
 """
     with ImplementationProcess([sys.executable, "-c", script], emulator_host="h", project_id="p") as process:
-        with pytest.raises(ImplementationFailure, match="not protocol version 1"):
-            process.hello()
+        assert process.hello(system="gateway") == {"version": 2, "system": "gateway"}
+    assert json.loads(seen.read_text()) == {"id": 1, "op": "hello", "protocol": "fencecheck-implementation",
+                                            "versions": [1, 2], "system": "gateway"}
 
 
 def _pool_fake(tmp_path, together: int) -> list[str]:

@@ -111,7 +111,7 @@ def test_a_call_sends_the_seeds_arguments_and_the_one_clock_reading(fake):
     assert answer == {"op": "acquireCommerceCommandLease", "fenceEpoch": 1}
     assert clock.reads == 1
     hello, sent = requests(log)
-    assert hello["op"] == "hello" and hello["versions"] == [1]
+    assert hello["op"] == "hello" and hello["versions"] == [1, 2] and hello["system"] == "journal"
     assert sent["op"] == "acquireCommerceCommandLease"
     assert sent["now"] == "2026-01-01T00:01:00.000250+00:00"
     assert list(sent["args"]) == ["environment", "callerScope", "commandId", "commandType", "endpointSchemaVersion",
