@@ -40,7 +40,7 @@ from fencecheck.gate.suites import (  # re-exported: the gate's tests read them 
 from fencecheck.plugin.registry import ENV_PLUGINS, SYSTEM_NAMES, add_to_environment
 from fencecheck.plugin.registry import plugin as plugin_named
 from fencecheck.plugin.specs import ENV_SYSTEM, check_configured, spellings, system_of_spec
-from fencecheck.protocol.process import describe_exec, exec_command_of
+from fencecheck.protocol.process import VERSIONS, describe_exec, exec_command_of
 from fencecheck.report import failures
 from fencecheck.report.junit import SuiteCounts, parse_junit
 from fencecheck.report.model import INCOMPLETE, PASS
@@ -345,7 +345,8 @@ def _describe_implementation(spec: str, emulator_host: str) -> str:
     command_line = exec_command_of(spec)
     if command_line is None:
         return f"{spec} (in-process)"
-    return describe_exec(command_line, emulator_host)
+    # Any version the harness offers, for the description: the suites' processes hold it to the plug-in's versions.
+    return describe_exec(command_line, emulator_host, system_of_spec(spec) or "", accepted=VERSIONS)
 
 
 def report_command(args: argparse.Namespace) -> int:

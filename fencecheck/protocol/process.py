@@ -39,11 +39,10 @@ from fencecheck.errors import FencecheckError, UsageError
 from fencecheck.problems import ProblemKind
 
 PROTOCOL = "fencecheck-implementation"
-# Version 2 names the system in the hello and carries every system's operations; version 1 is the journal's
-# alone, so an implementation that chooses it serves the journal (the first Node journal speaks only 1).
+# Version 2 names the system in the hello and carries every system's operations; version 1 carried one system
+# alone (the first Node implementation speaks only 1), so its plug-in accepts it and no other does.
 VERSIONS = (1, 2)
 VERSION = VERSIONS[-1]
-JOURNAL_ONLY_VERSION = 1
 STDERR_TAIL_CHARS = 4000
 HELLO_SECONDS = 60.0
 # More than one contest's or parallel case's hosts at once: each wire lane (fencecheck.wire.lanes) is a host
@@ -239,13 +238,14 @@ class ImplementationProcess:
             raise ImplementationFailure(f"no answer within {timeout} s (hang)", self.stderr_tail(),
                                         ProblemKind.HANG) from None
 
-    def hello(self, timeout: float = HELLO_SECONDS, *, system: str = "journal") -> dict[str, Any]:
-        """The handshake for `system`: the implementation's description, or ImplementationFailure when it chose
-        no version the harness speaks for that system, or serves another system."""
+    def hello(self, timeout: float = HELLO_SECONDS, *, system: str,
+              accepted: Sequence[int] = (VERSION,)) -> dict[str, Any]:
+        """The handshake for `system` (a plug-in's name): the implementation's description, or
+        ImplementationFailure when it chose a version not in `accepted` (the plug-in's), or serves another system."""
         request = {"op": "hello", "protocol": PROTOCOL, "versions": list(VERSIONS), "system": system}
         answer = self.result(self.send(request), timeout)
         described = answer.output
-        spoken = VERSIONS if system == "journal" else tuple(v for v in VERSIONS if v != JOURNAL_ONLY_VERSION)
+        spoken = tuple(accepted)
         version = described.get("version") if isinstance(described, dict) else None
         if answer.error is not None or type(version) is not int or version not in spoken:
             what = (f"hello answered {answer!r}, not protocol version {' or '.join(map(str, spoken))} (the {system} "
@@ -297,11 +297,11 @@ def exec_command_of(spec: str | None) -> str | None:
     return rest if mark and system and ":" not in system else None
 
 
-def describe_exec(command_line: str, emulator_host: str, system: str = "journal") -> str:
+def describe_exec(command_line: str, emulator_host: str, system: str, accepted: Sequence[int] = (VERSION,)) -> str:
     """What the implementation says it is, from a hello of its own, for the evidence: its name, system and
     protocol version, and the command that started it. Failures to start or greet raise as they would in a
     suite, so a gate stops before any suite runs against an implementation that cannot answer."""
-    pool = ImplementationPool(parse_command(command_line), system=system)
+    pool = ImplementationPool(parse_command(command_line), system=system, accepted=accepted)
     try:
         pool.process_for(emulator_host, HELLO_PROJECT)
         described = pool.described or {}
@@ -329,9 +329,11 @@ class ImplementationPool:
     `close()` ends every process (each answers what is in flight, then exits, or is killed); pools still open
     at interpreter exit are closed then, so no implementation outlives the harness."""
 
-    def __init__(self, command: Sequence[str], *, system: str = "journal", cwd: str | None = None) -> None:
+    def __init__(self, command: Sequence[str], *, system: str, accepted: Sequence[int] = (VERSION,),
+                 cwd: str | None = None) -> None:
         self.command = tuple(command)
         self.system = system
+        self.accepted = tuple(accepted)  # the protocol versions the system's plug-in accepts in a hello
         self.cwd = cwd
         self._lock = threading.Lock()
         # Most recently used last; beyond MAX_PROCESSES the least recently used one is ended (a suite makes a
@@ -385,7 +387,7 @@ class ImplementationPool:
     def _start(self, emulator_host: str, project_id: str) -> tuple[ImplementationProcess, dict[str, Any]]:
         process = ImplementationProcess(self.command, emulator_host=emulator_host, project_id=project_id, cwd=self.cwd)
         try:
-            described = process.hello(HELLO_SECONDS, system=self.system)
+            described = process.hello(HELLO_SECONDS, system=self.system, accepted=self.accepted)
         except BaseException:
             process.close(timeout=5)
             raise

@@ -42,7 +42,7 @@ def test_answers_in_any_order_reach_their_requests() -> None:
         answer({"id": json.loads(sys.stdin.readline())["id"], "error": {"code": "lease_busy"}})
         """
     ) as process:
-        assert process.hello()["projectId"] == "demo-fake"
+        assert process.hello(system="journal", accepted=(1, 2))["projectId"] == "demo-fake"
         futures = [process.send({"op": "x", "args": {"n": n}, "now": "t"}) for n in range(3)]
         assert [process.result(f, 60).output for f in futures] == [{"echo": 0}, {"echo": 1}, {"echo": 2}]
         assert process.call("x", {}, "t") == Answer(error="lease_busy")
@@ -59,7 +59,7 @@ def test_a_protocol_error_is_the_requests_fault_and_the_process_goes_on() -> Non
                 answer({"id": request["id"], "output": {}})
         """
     ) as process:
-        process.hello()
+        process.hello(system="journal", accepted=(1, 2))
         with pytest.raises(ProtocolErrorAnswer, match="unknown op"):
             process.call("bad", {}, "t")
         assert process.call("good", {}, "t") == Answer(output={})
@@ -79,7 +79,7 @@ def test_a_line_the_implementation_could_not_parse_fails_what_is_in_flight_as_ou
                 answer({"id": request["id"], "output": {}})
         """
     ) as process:
-        process.hello()
+        process.hello(system="journal", accepted=(1, 2))
         waiting = process.send({"op": "wait", "args": {}, "now": "t"})
         process.send_raw(b"{not json\n")
         with pytest.raises(ProtocolErrorAnswer, match="not JSON") as refused:
@@ -107,7 +107,7 @@ def test_a_malformed_answer_is_an_implementation_failure_with_the_stderr_tail(li
         sys.stdin.read()
         """
     ) as process:
-        process.hello()
+        process.hello(system="journal", accepted=(1, 2))
         with pytest.raises(ImplementationFailure) as caught:
             process.call("x", {}, "t")
         assert "fake: about to misbehave" in caught.value.stderr_tail
@@ -122,7 +122,7 @@ def test_a_crash_with_requests_in_flight_is_reported_with_its_exit_code_and_stde
         sys.exit(3)
         """
     ) as process:
-        process.hello()
+        process.hello(system="journal", accepted=(1, 2))
         with pytest.raises(ImplementationFailure, match=r"exited \(code 3\)") as caught:
             process.call("x", {}, "t")
         assert "boom" in caught.value.stderr_tail
@@ -139,7 +139,7 @@ def test_an_implementation_error_answer_is_a_failure_not_a_verdict() -> None:
         sys.stdin.read()
         """
     ) as process:
-        process.hello()
+        process.hello(system="journal", accepted=(1, 2))
         with pytest.raises(ImplementationFailure, match="implementationError TypeError"):
             process.call("x", {}, "t")
 
@@ -163,7 +163,7 @@ sys.stdin.read()
 def test_a_hello_of_a_version_or_system_the_harness_did_not_ask_for_is_refused(system, output, refusal) -> None:
     with ImplementationProcess(_hello_answering(output), emulator_host="h", project_id="p") as process:
         with pytest.raises(ImplementationFailure, match=refusal) as raised:
-            process.hello(system=system)
+            process.hello(system=system, accepted=(1, 2) if system == "journal" else (2,))
     assert raised.value.problem_kind is ProblemKind.PROTOCOL
 
 
@@ -179,7 +179,7 @@ sys.stdout.flush()
 sys.stdin.read()
 """
     with ImplementationProcess([sys.executable, "-c", script], emulator_host="h", project_id="p") as process:
-        assert process.hello(system="gateway") == {"version": 2, "system": "gateway"}
+        assert process.hello(system="gateway", accepted=(2,)) == {"version": 2, "system": "gateway"}
     assert json.loads(seen.read_text()) == {"id": 1, "op": "hello", "protocol": "fencecheck-implementation",
                                             "versions": [1, 2], "system": "gateway"}
 
@@ -214,7 +214,7 @@ def test_a_pool_starts_the_processes_of_several_hosts_at_once_and_ends_a_hosts_o
     from fencecheck.protocol.process import ImplementationPool
 
     hosts = ("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")
-    pool = ImplementationPool(_pool_fake(tmp_path, len(hosts)))
+    pool = ImplementationPool(_pool_fake(tmp_path, len(hosts)), system="journal", accepted=(1, 2))
     answers: dict[str, object] = {}
     try:
         threads = [threading.Thread(target=lambda h=h: answers.__setitem__(h, pool.call(h, "demo-p", "x", {}, "t")))

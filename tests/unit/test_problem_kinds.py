@@ -70,7 +70,7 @@ def test_the_process_client_says_crash_hang_or_protocol() -> None:
     for how, kind in MISBEHAVIOURS.items():
         with ImplementationProcess([sys.executable, misbehaving_exec.__file__, how], emulator_host="127.0.0.1:1",
                                    project_id="demo-fake") as process:
-            process.hello()
+            process.hello(system="journal", accepted=(1, 2))
             with pytest.raises(ImplementationFailure) as caught:
                 process.call("registerCommerceCommand", {}, "2026-01-01T00:00:00+00:00", timeout=HANG_SECONDS)
         assert caught.value.problem_kind is kind, how

@@ -32,10 +32,11 @@ from fencecheck.checker.history_codec import datetime_to_json
 from fencecheck.emulator.firestore_io import CommitFailureClient
 from fencecheck.errors import FencecheckError, UsageError
 from fencecheck.problems import ProblemKind
-from fencecheck.protocol.process import ImplementationPool, exec_command_of, parse_command
+from fencecheck.protocol.process import VERSIONS, ImplementationPool, exec_command_of, parse_command
 from fencecheck.systems.journal.api import ReferenceAPI
 
 SPEC_PREFIX = "journal:exec:"
+ACCEPTED_VERSIONS = VERSIONS  # version 1 was the journal's alone: the first Node journal speaks only it
 
 
 class ExecContractError(FencecheckError):
@@ -85,7 +86,7 @@ def _target(db: Any) -> tuple[str, str]:
 def pool_of(spec: str) -> ImplementationPool:
     """The processes of `spec`'s implementation: one pool per spec and interpreter, so every suite of a session
     shares them."""
-    return ImplementationPool(parse_command(exec_command_of(spec) or ""))
+    return ImplementationPool(parse_command(exec_command_of(spec) or ""), system="journal", accepted=ACCEPTED_VERSIONS)
 
 
 @functools.cache

@@ -174,7 +174,7 @@ def test_specs_name_the_journal_and_resolve_once():
 def test_a_missing_command_is_a_usage_error_naming_it(tmp_path):
     with pytest.raises(UsageError, match="exec:"):
         parse_command("   ")
-    pool = ImplementationPool([str(tmp_path / "no-such-implementation")])
+    pool = ImplementationPool([str(tmp_path / "no-such-implementation")], system="journal")
     try:
         with pytest.raises(UsageError, match="cannot start the implementation command"):
             pool.process_for("127.0.0.1:1", "demo-a")
