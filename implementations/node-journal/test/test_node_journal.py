@@ -77,7 +77,7 @@ def node_project(emulator: Any, project_id: str) -> Iterator[str]:
 def node(node_command: list[str], emulator: Any, node_project: str) -> Iterator[ImplementationProcess]:
     process = ImplementationProcess(node_command, emulator_host=emulator.host, project_id=node_project)
     try:
-        described = process.hello()
+        described = process.hello(system="journal", accepted=(1, 2))
         assert described == {
             "protocol": "fencecheck-implementation",
             "version": 1,
@@ -284,7 +284,7 @@ def test_malformed_requests_get_protocol_errors(node: ImplementationProcess) -> 
 def test_a_crash_is_reported_with_the_stderr_tail(node_command: list[str], emulator: Any, node_project: str) -> None:
     process = ImplementationProcess(node_command, emulator_host=emulator.host, project_id=node_project)
     try:
-        process.hello()
+        process.hello(system="journal", accepted=(1, 2))
         # a request the process never answers: it is stopped, then killed
         os.kill(process.pid, signal.SIGSTOP)
         stuck = process.send({"op": "registerCommerceCommand", "args": command(), "now": datetime_to_json(at(0))})
@@ -301,7 +301,7 @@ def test_a_start_without_a_project_is_a_failure_not_a_verdict(node_command: list
     process = ImplementationProcess(node_command, emulator_host=emulator.host, project_id="")
     try:
         with pytest.raises(ImplementationFailure, match="FENCECHECK_PROJECT_ID") as caught:
-            process.hello()
+            process.hello(system="journal", accepted=(1, 2))
         assert "exited (code 2)" in caught.value.what
     finally:
         process.close()
